@@ -1,0 +1,1 @@
+"""The in-memory model: quantities, slim objects decoded from Kubernetes JSON, the store and snapshots."""

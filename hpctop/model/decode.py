@@ -1,0 +1,560 @@
+"""Raw Kubernetes JSON bytes → slim model objects, in one pass.
+
+Every source (the simulator, a live API server, a recording) hands over watch events as the
+bytes an API server sends: ``{"type": "ADDED", "object": {...}}``. The wire models below are
+pydantic models of only the fields hpctop reads (``extra`` is ignored), validated straight from
+bytes with ``model_validate_json``; they are then projected into the frozen objects of
+:mod:`hpctop.model.objects`. Anything that does not validate, or that validates but makes no
+sense (a pod without a name, a quantity that is garbage), raises :class:`DecodeError`, and the
+store skips and counts it: an object is applied whole or not at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hpctop.errors import HpctopError, QuantityError
+from hpctop.model.events import EventType, WatchEvent
+from hpctop.model.objects import (
+    Condition,
+    GpuInventory,
+    Node,
+    OwnerRef,
+    Pod,
+    PriorityClass,
+    Taint,
+    Toleration,
+    Workload,
+)
+from hpctop.model.quantity import to_int, to_milli
+from hpctop.model.resources import GPU_RESOURCE, MIG_PREFIX, Resources
+
+# Annotations hpctop reads; others are dropped at decode time to keep objects small.
+KEPT_ANNOTATION_PREFIXES = (
+    "yunikorn.apache.org/",
+    "internal.yunikorn.apache.org/",
+    "alibabacloud.com/",
+    "scheduling.k8s.io/",
+    "scheduling.volcano.sh/",
+    "kueue.x-k8s.io/",
+    "hpctop.io/",
+    "sunk.coreweave.com/",
+    "slurmjob.slinky.slurm.net/",
+    "batch.kubernetes.io/",
+    "leaderworkerset.sigs.k8s.io/",
+)
+
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+ALIBABA_MODEL = "alibabacloud.com/gpu-card-model"
+ALIBABA_MILLI = "alibabacloud.com/gpu-milli"
+ALIBABA_COUNT = "alibabacloud.com/gpu-count"
+ALIBABA_INDEX = "alibabacloud.com/gpu-index"
+
+
+class DecodeError(HpctopError):
+    """An object that cannot be understood; it is skipped and counted, never half-applied."""
+
+    title = "undecodable object"
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class WireOwnerRef(_Wire):
+    apiVersion: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool = False
+
+
+class WireMeta(_Wire):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resourceVersion: str = ""
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    ownerReferences: list[WireOwnerRef] | None = None
+    creationTimestamp: str | None = None
+    deletionTimestamp: str | None = None
+
+
+class WireResources(_Wire):
+    requests: dict[str, str | int | float] | None = None
+    limits: dict[str, str | int | float] | None = None
+
+
+class WireContainer(_Wire):
+    name: str = ""
+    resources: WireResources | None = None
+
+
+class WireToleration(_Wire):
+    key: str | None = None
+    operator: str = "Equal"
+    value: str | None = None
+    effect: str | None = None
+
+
+class WireGate(_Wire):
+    name: str
+
+
+class WirePodSpec(_Wire):
+    nodeName: str | None = None
+    schedulerName: str = "default-scheduler"
+    containers: list[WireContainer] = Field(default_factory=list)
+    initContainers: list[WireContainer] | None = None
+    overhead: dict[str, str | int | float] | None = None
+    nodeSelector: dict[str, str] | None = None
+    tolerations: list[WireToleration] | None = None
+    priority: int | None = None
+    priorityClassName: str | None = None
+    schedulingGates: list[WireGate] | None = None
+    activeDeadlineSeconds: int | None = None
+
+
+class WireCondition(_Wire):
+    type: str
+    status: str = "Unknown"
+    reason: str | None = None
+    message: str | None = None
+
+
+class WireTerminated(_Wire):
+    reason: str | None = None
+    finishedAt: str | None = None
+
+
+class WireContainerState(_Wire):
+    terminated: WireTerminated | None = None
+
+
+class WireContainerStatus(_Wire):
+    restartCount: int = 0
+    state: WireContainerState | None = None
+    lastState: WireContainerState | None = None
+
+
+class WirePodStatus(_Wire):
+    phase: str = "Pending"
+    reason: str | None = None
+    startTime: str | None = None
+    conditions: list[WireCondition] | None = None
+    containerStatuses: list[WireContainerStatus] | None = None
+
+
+class WirePod(_Wire):
+    metadata: WireMeta
+    spec: WirePodSpec = Field(default_factory=WirePodSpec)
+    status: WirePodStatus = Field(default_factory=WirePodStatus)
+
+
+class WireTaint(_Wire):
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+class WireNodeSpec(_Wire):
+    unschedulable: bool = False
+    taints: list[WireTaint] | None = None
+
+
+class WireNodeStatus(_Wire):
+    capacity: dict[str, str | int | float] | None = None
+    allocatable: dict[str, str | int | float] | None = None
+    conditions: list[WireCondition] | None = None
+
+
+class WireNode(_Wire):
+    metadata: WireMeta
+    spec: WireNodeSpec = Field(default_factory=WireNodeSpec)
+    status: WireNodeStatus = Field(default_factory=WireNodeStatus)
+
+
+class WireTemplate(_Wire):
+    metadata: WireMeta | None = None
+    spec: WirePodSpec | None = None
+
+
+class WireRunPolicy(_Wire):
+    suspend: bool | None = None
+
+
+class WireWorkloadSpec(_Wire):
+    suspend: bool | None = None
+    parallelism: int | None = None
+    completions: int | None = None
+    replicas: int | None = None
+    activeDeadlineSeconds: int | None = None
+    template: WireTemplate | None = None
+    runPolicy: WireRunPolicy | None = None
+
+
+class WireWorkloadStatus(_Wire):
+    conditions: list[WireCondition] | None = None
+    startTime: str | None = None
+    completionTime: str | None = None
+    succeeded: int | None = None
+    failed: int | None = None
+
+
+class WireWorkload(_Wire):
+    apiVersion: str = ""
+    kind: str = ""
+    metadata: WireMeta
+    spec: WireWorkloadSpec = Field(default_factory=WireWorkloadSpec)
+    status: WireWorkloadStatus = Field(default_factory=WireWorkloadStatus)
+
+
+class WirePriorityClass(_Wire):
+    metadata: WireMeta
+    value: int = 0
+    globalDefault: bool = False
+
+
+class _Envelope(_Wire):
+    type: str
+
+
+class PodEvent(_Envelope):
+    object: WirePod
+
+
+class NodeEvent(_Envelope):
+    object: WireNode
+
+
+class WorkloadEvent(_Envelope):
+    object: WireWorkload
+
+
+class PriorityClassEvent(_Envelope):
+    object: WirePriorityClass
+
+
+@lru_cache(maxsize=65536)
+def parse_time(text: str | None) -> float | None:
+    """RFC 3339 timestamp → Unix seconds (``None`` stays ``None``)."""
+    if not text:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError as exc:
+        raise DecodeError(f"bad timestamp {text!r}") from exc
+
+
+def format_time(seconds: float) -> str:
+    """Unix seconds → RFC 3339 with a ``Z`` suffix, as the API server writes it."""
+    return dt.datetime.fromtimestamp(seconds, tz=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _kept(annotations: dict[str, str] | None) -> dict[str, str]:
+    if not annotations:
+        return {}
+    return {k: v for k, v in annotations.items() if k.startswith(KEPT_ANNOTATION_PREFIXES)}
+
+
+def _controller(meta: WireMeta) -> OwnerRef | None:
+    refs = meta.ownerReferences or []
+    for ref in refs:
+        if ref.controller:
+            return OwnerRef(ref.apiVersion, ref.kind, ref.name, ref.uid)
+    return None
+
+
+def _condition(c: WireCondition) -> Condition:
+    return Condition(c.type, c.status, c.reason or "", c.message or "")
+
+
+def container_requests(spec: WirePodSpec, annotations: dict[str, str]) -> Resources:
+    """Effective pod request: max(Σ containers, largest init container) + overhead.
+
+    Extended resources (GPUs) given only as limits count as requests. A fractional GPU from the
+    trace's annotations (``alibabacloud.com/gpu-milli`` × ``gpu-count``) replaces ``nvidia.com/gpu``.
+    """
+
+    def one(container: WireContainer) -> Resources:
+        res = container.resources
+        if res is None:
+            return Resources()
+        merged: dict[str, str | int | float] = {}
+        for key, value in (res.limits or {}).items():
+            if key not in ("cpu", "memory"):
+                merged[key] = value
+        merged.update(res.requests or {})
+        return Resources.from_k8s(merged)
+
+    total = Resources()
+    for container in spec.containers:
+        total = total + one(container)
+    for init in spec.initContainers or []:
+        r = one(init)
+        total = Resources(
+            max(total.cpu, r.cpu),
+            max(total.memory, r.memory),
+            max(total.gpu, r.gpu),
+            total.extended,
+        )
+    if spec.overhead:
+        total = total + Resources.from_k8s(spec.overhead)
+    milli = annotations.get(ALIBABA_MILLI)
+    if milli is not None:
+        count = to_int(annotations.get(ALIBABA_COUNT, "1"))
+        total = Resources(total.cpu, total.memory, to_int(milli) * count, total.extended)
+    return total
+
+
+def _gpu_models(annotations: dict[str, str], selector: dict[str, str] | None) -> tuple[str, ...]:
+    spec = annotations.get(ALIBABA_MODEL)
+    if spec:
+        return tuple(sorted(m for m in spec.split("|") if m))
+    if selector and GPU_PRODUCT_LABEL in selector:
+        return (selector[GPU_PRODUCT_LABEL],)
+    return ()
+
+
+def _tolerations(items: list[WireToleration] | None) -> tuple[Toleration, ...]:
+    return tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in items or [])
+
+
+def pod_from_wire(w: WirePod) -> Pod:
+    meta, spec, status = w.metadata, w.spec, w.status
+    if not meta.name or not meta.namespace:
+        raise DecodeError("pod without metadata.name or metadata.namespace")
+    annotations = _kept(meta.annotations)
+    scheduled = None
+    for cond in status.conditions or []:
+        if cond.type == "PodScheduled":
+            scheduled = _condition(cond)
+    terminated_reason = None
+    finished: float | None = None
+    restarts = 0
+    for cs in status.containerStatuses or []:
+        restarts += cs.restartCount
+        for state in (cs.state, cs.lastState):
+            if state is not None and state.terminated is not None:
+                terminated_reason = terminated_reason or state.terminated.reason
+                end = parse_time(state.terminated.finishedAt)
+                if end is not None:
+                    finished = end if finished is None else max(finished, end)
+    index = annotations.get(ALIBABA_INDEX)
+    try:
+        gpu_indices = tuple(int(i) for i in index.split("-")) if index else ()
+    except ValueError as exc:
+        raise DecodeError(f"pod {meta.namespace}/{meta.name}: bad {ALIBABA_INDEX} {index!r}") from exc
+    return Pod(
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resourceVersion,
+        labels=dict(meta.labels or {}),
+        annotations=annotations,
+        owner=_controller(meta),
+        node_name=spec.nodeName or None,
+        scheduler_name=spec.schedulerName,
+        phase=status.phase,
+        requests=container_requests(spec, annotations),
+        gpu_indices=gpu_indices,
+        gpu_models=_gpu_models(annotations, spec.nodeSelector),
+        node_selector=tuple(sorted((spec.nodeSelector or {}).items())),
+        tolerations=_tolerations(spec.tolerations),
+        priority=spec.priority,
+        priority_class=spec.priorityClassName,
+        scheduling_gates=tuple(g.name for g in spec.schedulingGates or []),
+        created=parse_time(meta.creationTimestamp) or 0.0,
+        started=parse_time(status.startTime),
+        finished=finished,
+        deleted=parse_time(meta.deletionTimestamp),
+        active_deadline_seconds=spec.activeDeadlineSeconds,
+        scheduled=scheduled,
+        status_reason=status.reason,
+        terminated_reason=terminated_reason,
+        restart_count=restarts,
+    )
+
+
+def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, str | int | float]) -> GpuInventory:
+    replicas = to_int(labels.get("nvidia.com/gpu.replicas", "1")) or 1
+    advertised = to_int(allocatable.get(GPU_RESOURCE, 0))
+    if not advertised and ALIBABA_COUNT in allocatable:
+        advertised = to_int(allocatable[ALIBABA_COUNT])
+    mig = tuple(
+        sorted((k[len(MIG_PREFIX) :], to_int(v)) for k, v in allocatable.items() if k.startswith(MIG_PREFIX))
+    )
+    sharing = labels.get("nvidia.com/gpu.sharing-strategy", "none")
+    if sharing == "none" and labels.get("hpctop.io/gpu-sharing") == "milli":
+        sharing = "milli"
+    memory = labels.get("nvidia.com/gpu.memory")
+    count = advertised // replicas if replicas > 1 else advertised
+    if not count and mig:
+        count = to_int(labels.get("nvidia.com/gpu.count", "0"))
+    return GpuInventory(
+        product=labels.get(GPU_PRODUCT_LABEL) or labels.get(ALIBABA_MODEL),
+        count=count,
+        memory_mib=to_int(memory) if memory else None,
+        mig_strategy=labels.get("nvidia.com/mig.strategy", "none"),
+        mig_devices=mig,
+        sharing=sharing,
+        replicas=replicas,
+        clique=labels.get("nvidia.com/gpu.clique"),
+    )
+
+
+def node_from_wire(w: WireNode) -> Node:
+    meta = w.metadata
+    if not meta.name:
+        raise DecodeError("node without metadata.name")
+    labels = dict(meta.labels or {})
+    allocatable_raw = dict(w.status.allocatable or {})
+    capacity_raw = dict(w.status.capacity or allocatable_raw)
+    gpu = _gpu_inventory(labels, allocatable_raw)
+
+    def resources(raw: dict[str, str | int | float]) -> Resources:
+        r = Resources.from_k8s(raw)
+        if not r.gpu and ALIBABA_COUNT in raw:
+            r = Resources(r.cpu, r.memory, to_int(raw[ALIBABA_COUNT]) * 1000, r.extended)
+        return Resources(r.cpu, r.memory, r.gpu, tuple(kv for kv in r.extended if kv[0] != ALIBABA_COUNT))
+
+    ready = False
+    for cond in w.status.conditions or []:
+        if cond.type == "Ready":
+            ready = cond.status == "True"
+    return Node(
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resourceVersion,
+        labels=labels,
+        taints=tuple(Taint(t.key, t.value, t.effect) for t in w.spec.taints or []),
+        unschedulable=w.spec.unschedulable,
+        ready=ready,
+        capacity=resources(capacity_raw),
+        allocatable=resources(allocatable_raw),
+        gpu=gpu,
+        created=parse_time(meta.creationTimestamp) or 0.0,
+    )
+
+
+def workload_from_wire(w: WireWorkload) -> Workload:
+    meta, spec, status = w.metadata, w.spec, w.status
+    if not meta.name or not meta.namespace or not w.kind:
+        raise DecodeError("workload without kind, metadata.name or metadata.namespace")
+    template = spec.template or WireTemplate()
+    tmeta = template.metadata or WireMeta()
+    tspec = template.spec or WirePodSpec()
+    tannotations = _kept(tmeta.annotations)
+    suspend = bool(spec.suspend) or bool(spec.runPolicy and spec.runPolicy.suspend)
+    parallelism = spec.parallelism if spec.parallelism is not None else spec.replicas
+    return Workload(
+        api_version=w.apiVersion,
+        kind=w.kind,
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resourceVersion,
+        labels=dict(meta.labels or {}),
+        annotations=_kept(meta.annotations),
+        suspend=suspend,
+        parallelism=1 if parallelism is None else parallelism,
+        completions=spec.completions,
+        template_requests=container_requests(tspec, tannotations),
+        template_annotations=tannotations,
+        template_labels=dict(tmeta.labels or {}),
+        template_node_selector=tuple(sorted((tspec.nodeSelector or {}).items())),
+        priority_class=tspec.priorityClassName,
+        active_deadline_seconds=spec.activeDeadlineSeconds or tspec.activeDeadlineSeconds,
+        conditions=tuple(_condition(c) for c in status.conditions or []),
+        created=parse_time(meta.creationTimestamp) or 0.0,
+        start_time=parse_time(status.startTime),
+        completion_time=parse_time(status.completionTime),
+        succeeded=status.succeeded or 0,
+        failed=status.failed or 0,
+    )
+
+
+def priority_class_from_wire(w: WirePriorityClass) -> PriorityClass:
+    if not w.metadata.name:
+        raise DecodeError("PriorityClass without metadata.name")
+    return PriorityClass(w.metadata.name, w.value, w.globalDefault)
+
+
+#: resource kind → (envelope model, projection)
+_DECODERS: dict[str, tuple[type[_Envelope], Any]] = {
+    "Pod": (PodEvent, pod_from_wire),
+    "Node": (NodeEvent, node_from_wire),
+    "Job": (WorkloadEvent, workload_from_wire),
+    "Deployment": (WorkloadEvent, workload_from_wire),
+    "StatefulSet": (WorkloadEvent, workload_from_wire),
+    "JobSet": (WorkloadEvent, workload_from_wire),
+    "PyTorchJob": (WorkloadEvent, workload_from_wire),
+    "PriorityClass": (PriorityClassEvent, priority_class_from_wire),
+}
+
+_BOOKMARK = b'"BOOKMARK"'
+
+
+class _BookmarkMeta(_Wire):
+    resourceVersion: str = ""
+
+
+class _BookmarkObject(_Wire):
+    metadata: _BookmarkMeta = Field(default_factory=_BookmarkMeta)
+
+
+class _BookmarkEvent(_Envelope):
+    object: _BookmarkObject = Field(default_factory=_BookmarkObject)
+
+
+def supported_kinds() -> tuple[str, ...]:
+    return tuple(_DECODERS)
+
+
+def decode_event(kind: str, raw: bytes) -> WatchEvent:
+    """Decode one watch event of a resource ``kind`` from the bytes the server sent.
+
+    Raises :class:`DecodeError` for anything that is not a whole, sensible object.
+    """
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        raise DecodeError(f"no decoder for kind {kind!r}")
+    envelope, project = decoder
+    try:
+        if _BOOKMARK in raw[:64]:
+            bookmark = _BookmarkEvent.model_validate_json(raw)
+            if bookmark.type == "BOOKMARK":
+                return WatchEvent(EventType.BOOKMARK, kind, None, bookmark.object.metadata.resourceVersion)
+        event = envelope.model_validate_json(raw)
+        etype = EventType(event.type)
+        obj = project(event.object)  # type: ignore[attr-defined]
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        where = ".".join(str(p) for p in first["loc"])
+        raise DecodeError(f"{kind}: {where}: {first['msg']}") from None
+    except (QuantityError, ValueError) as exc:
+        raise DecodeError(f"{kind}: {exc}") from None
+    return WatchEvent(etype, kind, obj, getattr(obj, "resource_version", ""))
+
+
+def decode_object(kind: str, raw: bytes) -> Any:
+    """Decode a bare object (an item of a list response) of ``kind``."""
+    return decode_event(kind, b'{"type":"ADDED","object":' + raw + b"}").obj
+
+
+__all__ = [
+    "DecodeError",
+    "decode_event",
+    "decode_object",
+    "format_time",
+    "node_from_wire",
+    "parse_time",
+    "pod_from_wire",
+    "supported_kinds",
+    "to_milli",
+]

@@ -1,0 +1,100 @@
+"""Kubernetes quantities (``500m``, ``80Gi``, ``1.5Ti``, ``2e3``) parsed exactly.
+
+Kubernetes serialises every resource amount as a string with an optional suffix. hpctop keeps
+canonical integers (SCHEDULERS.md §1.6): CPU in millicores, memory in bytes, everything else in
+its own unit, and fractional GPUs in milli-GPU. Parsing goes through ``Fraction`` so that
+``0.1`` CPU is exactly 100m and ``1.5Ti`` is exact; results round *up* like the API server does
+when it converts to a smaller scale. Garbage raises :class:`QuantityError`, never a silent zero.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+from hpctop.errors import QuantityError
+
+_BINARY = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "Pi": 1024**5, "Ei": 1024**6}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_QUANTITY = re.compile(
+    r"^(?P<sign>[+-]?)(?P<num>(?:\d+(?:\.\d*)?|\.\d+))"
+    r"(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+)
+
+
+@lru_cache(maxsize=4096)
+def _parse_string(text: str) -> Fraction:
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        raise QuantityError(f"{text!r} is not a Kubernetes quantity (examples: 500m, 2, 80Gi, 1.5Ti, 2e3)")
+    value = Fraction(match["num"])
+    if match["exp"]:
+        exponent = int(match["exp"][1:])
+        if abs(exponent) > 30:
+            raise QuantityError(f"{text!r}: exponent out of range")
+        value *= Fraction(10) ** exponent
+    else:
+        suffix = match["suffix"] or ""
+        value *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
+    return -value if match["sign"] == "-" else value
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Return the exact value of a quantity given as a string or a plain number."""
+    if isinstance(value, bool):
+        raise QuantityError(f"{value!r} is not a quantity")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"{value!r} is not a finite quantity")
+        return Fraction(value).limit_denominator(10**9)
+    if isinstance(value, str):
+        return _parse_string(value)
+    raise QuantityError(f"{value!r} is not a quantity")
+
+
+def to_milli(value: str | int | float) -> int:
+    """Quantity in thousandths, rounded up (CPU millicores, milli-GPU)."""
+    return math.ceil(parse_quantity(value) * 1000)
+
+
+def to_int(value: str | int | float) -> int:
+    """Quantity as a whole number, rounded up (bytes of memory, device counts)."""
+    return math.ceil(parse_quantity(value))
+
+
+def format_cpu(milli: int) -> str:
+    """Millicores for display: ``32`` for whole CPUs, ``500m`` otherwise."""
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+def format_bytes(count: int) -> str:
+    """Bytes for display with the largest binary suffix that keeps one decimal: ``80Gi``, ``1.5Ti``."""
+    for suffix, scale in (("Ei", 1024**6), ("Pi", 1024**5), ("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2)):
+        if count >= scale:
+            amount = count / scale
+            return f"{amount:.0f}{suffix}" if amount == int(amount) else f"{amount:.1f}{suffix}"
+    if count >= 1024:
+        return f"{count / 1024:.0f}Ki"
+    return str(count)
+
+
+def format_gpu(milli: int) -> str:
+    """Milli-GPU for display: ``8`` for whole GPUs, ``0.25`` for a shared fraction."""
+    if milli % 1000 == 0:
+        return str(milli // 1000)
+    return f"{milli / 1000:.2f}".rstrip("0").rstrip(".")

@@ -1,0 +1,189 @@
+"""Resource vectors in canonical integer units.
+
+A ``Resources`` is what a pod asks for, what a node offers, or what a queue is guaranteed. The
+three resources every part of hpctop reasons about have their own fields (``cpu`` in millicores,
+``memory`` in bytes, ``gpu`` in milli-GPU so that a trace task asking for 0.22 of a GPU and a DGX
+node with 8 GPUs use one unit); other extended resources, MIG profiles above all
+(``nvidia.com/mig-3g.40gb``), are kept as a sorted tuple so the vector stays hashable and frozen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from hpctop.model.quantity import to_int, to_milli
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_SHARED_RESOURCE = "nvidia.com/gpu.shared"
+MIG_PREFIX = "nvidia.com/mig-"
+#: resources that are bookkeeping, not capacity a scheduler shares out
+IGNORED_RESOURCES = frozenset({"pods", "ephemeral-storage", "hugepages-1Gi", "hugepages-2Mi"})
+
+
+def _merge(a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...], sign: int) -> tuple[tuple[str, int], ...]:
+    if not b:
+        return a
+    merged = dict(a)
+    for key, value in b:
+        merged[key] = merged.get(key, 0) + sign * value
+    return tuple(sorted((k, v) for k, v in merged.items() if v != 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """An immutable resource vector: cpu (millicores), memory (bytes), gpu (milli-GPU), extended counts."""
+
+    cpu: int = 0
+    memory: int = 0
+    gpu: int = 0
+    extended: tuple[tuple[str, int], ...] = ()
+
+    @staticmethod
+    def from_k8s(values: Mapping[str, str | int | float] | None, *, gpu_milli: int | None = None) -> Resources:
+        """Build from a Kubernetes resource map (``{"cpu": "500m", "nvidia.com/gpu": "1"}``).
+
+        ``gpu_milli`` overrides the GPU amount when a sharing scheme states it elsewhere (the trace's
+        ``alibabacloud.com/gpu-milli`` annotation).
+        """
+        cpu = memory = gpu = 0
+        extended: list[tuple[str, int]] = []
+        for key, raw in (values or {}).items():
+            if key == "cpu":
+                cpu = to_milli(raw)
+            elif key == "memory":
+                memory = to_int(raw)
+            elif key == GPU_RESOURCE:
+                gpu = to_int(raw) * 1000
+            elif key in IGNORED_RESOURCES:
+                continue
+            else:
+                amount = to_int(raw)
+                if amount:
+                    extended.append((key, amount))
+        if gpu_milli is not None:
+            gpu = gpu_milli
+        return Resources(cpu, memory, gpu, tuple(sorted(extended)))
+
+    @staticmethod
+    def of(cpu: int = 0, memory: int = 0, gpu: int = 0, **extended: int) -> Resources:
+        """Convenience constructor for tests and scenarios (already canonical units)."""
+        return Resources(cpu, memory, gpu, tuple(sorted(extended.items())))
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(
+            self.cpu + other.cpu,
+            self.memory + other.memory,
+            self.gpu + other.gpu,
+            _merge(self.extended, other.extended, 1),
+        )
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(
+            self.cpu - other.cpu,
+            self.memory - other.memory,
+            self.gpu - other.gpu,
+            _merge(self.extended, other.extended, -1),
+        )
+
+    def scale(self, factor: int) -> Resources:
+        """This vector times a whole number (a gang member's request times the member count)."""
+        return Resources(
+            self.cpu * factor,
+            self.memory * factor,
+            self.gpu * factor,
+            tuple((k, v * factor) for k, v in self.extended),
+        )
+
+    def fits_in(self, available: Resources) -> bool:
+        """Whether every component of this request is at most the available amount."""
+        if self.cpu > available.cpu or self.memory > available.memory or self.gpu > available.gpu:
+            return False
+        if self.extended:
+            have = dict(available.extended)
+            return all(v <= have.get(k, 0) for k, v in self.extended)
+        return True
+
+    def exceeds(self, limit: Resources) -> list[str]:
+        """Names of the components of this vector above ``limit`` (for reasons and evidence)."""
+        names = [
+            name
+            for name, mine, theirs in (
+                ("gpu", self.gpu, limit.gpu),
+                ("cpu", self.cpu, limit.cpu),
+                ("memory", self.memory, limit.memory),
+            )
+            if mine > theirs
+        ]
+        have = dict(limit.extended)
+        names.extend(k for k, v in self.extended if v > have.get(k, 0))
+        return names
+
+    def get(self, name: str) -> int:
+        """A component by name: ``gpu``, ``cpu``, ``memory`` or an extended resource."""
+        if name == "gpu":
+            return self.gpu
+        if name == "cpu":
+            return self.cpu
+        if name == "memory":
+            return self.memory
+        return dict(self.extended).get(name, 0)
+
+    def names(self) -> list[str]:
+        """Names of the components that are non-zero."""
+        out = [n for n, v in (("gpu", self.gpu), ("cpu", self.cpu), ("memory", self.memory)) if v]
+        out.extend(k for k, _ in self.extended)
+        return out
+
+    def dominant_share(self, total: Resources) -> tuple[float, str]:
+        """The largest ratio of this vector to ``total`` over resources ``total`` has, and its name.
+
+        This is the *dominant share* of Dominant Resource Fairness (Ghodsi et al., NSDI 2011).
+        """
+        best = 0.0
+        best_name = ""
+        for name, mine, theirs in (
+            ("gpu", self.gpu, total.gpu),
+            ("cpu", self.cpu, total.cpu),
+            ("memory", self.memory, total.memory),
+        ):
+            if theirs > 0 and mine / theirs > best:
+                best, best_name = mine / theirs, name
+        if self.extended:
+            totals = dict(total.extended)
+            for key, mine in self.extended:
+                theirs = totals.get(key, 0)
+                if theirs > 0 and mine / theirs > best:
+                    best, best_name = mine / theirs, key
+        return best, best_name
+
+    def is_zero(self) -> bool:
+        return self.cpu == 0 and self.memory == 0 and self.gpu == 0 and not self.extended
+
+    def clamp_min_zero(self) -> Resources:
+        return Resources(
+            max(self.cpu, 0),
+            max(self.memory, 0),
+            max(self.gpu, 0),
+            tuple((k, v) for k, v in self.extended if v > 0),
+        )
+
+    def componentwise_min(self, other: Resources) -> Resources:
+        theirs = dict(other.extended)
+        return Resources(
+            min(self.cpu, other.cpu),
+            min(self.memory, other.memory),
+            min(self.gpu, other.gpu),
+            tuple((k, min(v, theirs.get(k, 0))) for k, v in self.extended if min(v, theirs.get(k, 0)) > 0),
+        )
+
+
+ZERO = Resources()
+
+
+def total(vectors: Iterable[Resources]) -> Resources:
+    """Sum of resource vectors."""
+    acc = ZERO
+    for vector in vectors:
+        acc = acc + vector
+    return acc

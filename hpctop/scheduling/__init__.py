@@ -1,0 +1,1 @@
+"""The scheduling core: pure functions of a snapshot and a policy (no I/O, no Textual)."""

@@ -1,0 +1,1 @@
+"""Sources of Kubernetes-shaped watch events: the simulator (embedded cluster), live clusters, replays."""
