@@ -28,7 +28,11 @@ from hpctop.model.states import JobState, ReasonCode
 SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
 QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
-PARTITION_KEYS = ("hpctop.io/partition", "sunk.coreweave.com/partition", "slurmjob.slinky.slurm.net/partition")
+PARTITION_KEYS = (
+    "hpctop.io/partition",
+    "sunk.coreweave.com/partition",
+    "slurmjob.slinky.slurm.net/partition",
+)
 USER_KEYS = ("hpctop.io/user", "user")
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
 POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
@@ -89,7 +93,9 @@ def _observed_reason(pods: list[Pod]) -> Reason | None:
         if cond is None or cond.status == "True":
             continue
         if cond.reason == "SchedulingGated":
-            return Reason(ReasonCode.GATED, "pod:PodScheduled", cond.message or ",".join(pod.scheduling_gates))
+            return Reason(
+                ReasonCode.GATED, "pod:PodScheduled", cond.message or ",".join(pod.scheduling_gates)
+            )
         if cond.reason == "SchedulingSkipped":
             return Reason(ReasonCode.QUOTA_EXCEEDED, "pod:PodScheduled", cond.message)
         if cond.reason == "Unschedulable":
@@ -161,7 +167,9 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
     live = [p for p in members if not p.is_terminal]
     pending = tuple(p.key for p in live if p.node_name is None and p.deleted is None)
     running = sum(1 for p in live if p.phase == "Running" and p.node_name)
-    per_member = sample.requests if sample is not None else (workload.template_requests if workload else Resources())
+    per_member = (
+        sample.requests if sample is not None else (workload.template_requests if workload else Resources())
+    )
     if workload is not None and (sample is None or state == JobState.HELD):
         per_member = workload.template_requests
     starts = [p.started for p in members if p.started is not None]
@@ -175,7 +183,9 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
         end_time = workload.completion_time if workload is not None and workload.completion_time else None
         if end_time is None and ends:
             end_time = max(ends)
-    priority_class = (sample.priority_class if sample else None) or (workload.priority_class if workload else None)
+    priority_class = (sample.priority_class if sample else None) or (
+        workload.priority_class if workload else None
+    )
     namespace, kind, name = key
     return Job(
         key=key,
@@ -202,7 +212,9 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
         pods=tuple(p.key for p in members),
         nodes=tuple(sorted({p.node_name for p in live if p.node_name})),
         gpu_models=sample.gpu_models if sample is not None else (),
-        node_selector=sample.node_selector if sample is not None else (workload.template_node_selector if workload else ()),
+        node_selector=sample.node_selector
+        if sample is not None
+        else (workload.template_node_selector if workload else ()),
         tolerations=sample.tolerations if sample is not None else (),
         scheduler_name=sample.scheduler_name if sample is not None else "",
         scheduling_gates=tuple(sorted({g for p in live for g in p.scheduling_gates})),

@@ -84,7 +84,13 @@ def format_cpu(milli: int) -> str:
 
 def format_bytes(count: int) -> str:
     """Bytes for display with the largest binary suffix that keeps one decimal: ``80Gi``, ``1.5Ti``."""
-    for suffix, scale in (("Ei", 1024**6), ("Pi", 1024**5), ("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2)):
+    for suffix, scale in (
+        ("Ei", 1024**6),
+        ("Pi", 1024**5),
+        ("Ti", 1024**4),
+        ("Gi", 1024**3),
+        ("Mi", 1024**2),
+    ):
         if count >= scale:
             amount = count / scale
             return f"{amount:.0f}{suffix}" if amount == int(amount) else f"{amount:.1f}{suffix}"

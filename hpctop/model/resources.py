@@ -21,7 +21,9 @@ MIG_PREFIX = "nvidia.com/mig-"
 IGNORED_RESOURCES = frozenset({"pods", "ephemeral-storage", "hugepages-1Gi", "hugepages-2Mi"})
 
 
-def _merge(a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...], sign: int) -> tuple[tuple[str, int], ...]:
+def _merge(
+    a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...], sign: int
+) -> tuple[tuple[str, int], ...]:
     if not b:
         return a
     merged = dict(a)
@@ -40,7 +42,9 @@ class Resources:
     extended: tuple[tuple[str, int], ...] = ()
 
     @staticmethod
-    def from_k8s(values: Mapping[str, str | int | float] | None, *, gpu_milli: int | None = None) -> Resources:
+    def from_k8s(
+        values: Mapping[str, str | int | float] | None, *, gpu_milli: int | None = None
+    ) -> Resources:
         """Build from a Kubernetes resource map (``{"cpu": "500m", "nvidia.com/gpu": "1"}``).
 
         ``gpu_milli`` overrides the GPU amount when a sharing scheme states it elsewhere (the trace's
