@@ -1,0 +1,1 @@
+"""Settings (placeholder until the CLI/config work lands)."""
