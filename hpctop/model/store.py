@@ -170,16 +170,16 @@ class Store:
         fresh = list(objects)
         if kind == "Pod":
             keep = {o.key for o in fresh if isinstance(o, Pod)}
-            for key in [k for k in self.pods if k not in keep]:
-                self._apply_pod(self.pods[key], deleted=True)
+            for pod_key in [k for k in self.pods if k not in keep]:
+                self._apply_pod(self.pods[pod_key], deleted=True)
         elif kind == "Node":
             self.nodes = {}
         elif kind == "PriorityClass":
             self.priority_classes = {}
         else:
             keep_w = {o.key for o in fresh if isinstance(o, Workload)}
-            for key in [k for k, w in self.workloads.items() if w.kind == kind and k not in keep_w]:
-                self._apply_workload(self.workloads[key], deleted=True)
+            for job_key in [k for k, w in self.workloads.items() if w.kind == kind and k not in keep_w]:
+                self._apply_workload(self.workloads[job_key], deleted=True)
         for obj in fresh:
             self.apply(WatchEvent(EventType.ADDED, kind, obj))
         if resource_version:
