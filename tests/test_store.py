@@ -116,9 +116,8 @@ def test_replicaset_pods_fold_into_their_deployment() -> None:
 
 def test_yunikorn_gang_min_members() -> None:
     s = _store()
-    ann = {
-        "yunikorn.apache.org/task-groups": '[{"name":"workers","minMember":4,"minResource":{"nvidia.com/gpu":"8"}}]'
-    }
+    groups = '[{"name":"workers","minMember":4,"minResource":{"nvidia.com/gpu":"8"}}]'
+    ann = {"yunikorn.apache.org/task-groups": groups}
     for i in range(4):
         s.apply_raw("Pod", event("ADDED", pod(f"w-{i}", owner=("Job", "g"), annotations=ann, gpus=8)))
     job = s.snapshot().jobs[("team-a", "Job", "g")]
