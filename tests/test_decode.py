@@ -112,3 +112,20 @@ def test_malformed_pods_raise(raw: bytes) -> None:
 def test_unknown_kind() -> None:
     with pytest.raises(DecodeError):
         decode_event("Frobnicator", b"{}")
+
+
+def test_decode_list_page_and_bad_item_skipped_alone() -> None:
+    from hpctop.model.decode import decode_list
+
+    good = [pod(f"p{i}") for i in range(3)]
+    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "42", "continue": "abc"}, "items": good})
+    decoded = decode_list("Pod", page)
+    assert [o.name for o in decoded.objects] == ["p0", "p1", "p2"]
+    assert decoded.resource_version == "42"
+    assert decoded.continue_token == "abc"
+    bad = pod("bad")
+    bad["spec"]["containers"] = "nope"
+    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "43"}, "items": [*good, bad]})
+    decoded = decode_list("Pod", page)
+    assert [o.name for o in decoded.objects] == ["p0", "p1", "p2"]
+    assert len(decoded.skipped) == 1

@@ -12,6 +12,7 @@ store skips and counts it: an object is applied whole or not at all.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -512,6 +513,93 @@ class _BookmarkEvent(_Envelope):
     object: _BookmarkObject = Field(default_factory=_BookmarkObject)
 
 
+class _ListMeta(_Wire):
+    resourceVersion: str = ""
+    # "continue" is a Python keyword: read it through an alias
+    continue_: str | None = Field(default=None, alias="continue")
+
+
+class PodList(_Wire):
+    metadata: _ListMeta = Field(default_factory=_ListMeta)
+    items: list[WirePod] = Field(default_factory=list)
+
+
+class NodeList(_Wire):
+    metadata: _ListMeta = Field(default_factory=_ListMeta)
+    items: list[WireNode] = Field(default_factory=list)
+
+
+class WorkloadList(_Wire):
+    metadata: _ListMeta = Field(default_factory=_ListMeta)
+    items: list[WireWorkload] = Field(default_factory=list)
+
+
+class PriorityClassList(_Wire):
+    metadata: _ListMeta = Field(default_factory=_ListMeta)
+    items: list[WirePriorityClass] = Field(default_factory=list)
+
+
+_LISTS: dict[str, type[_Wire]] = {
+    "Pod": PodList,
+    "Node": NodeList,
+    "PriorityClass": PriorityClassList,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedList:
+    """One page of a list response: the objects that decoded, the count that did not, the cursor."""
+
+    objects: list[Any]
+    resource_version: str
+    continue_token: str | None
+    skipped: list[str]
+
+
+def decode_list(kind: str, raw: bytes) -> DecodedList:
+    """Decode a list response page (``PodList``, ``NodeList``, ...) in one validation pass.
+
+    The page is validated whole for speed; if that fails (one malformed item), items are decoded
+    one by one so that only the bad ones are skipped.
+    """
+    list_model = _LISTS.get(kind, WorkloadList)
+    project = _DECODERS[kind][1] if kind in _DECODERS else None
+    if project is None:
+        raise DecodeError(f"no decoder for kind {kind!r}")
+    try:
+        page = list_model.model_validate_json(raw)
+    except ValidationError:
+        return _decode_list_item_by_item(kind, raw)
+    objects: list[Any] = []
+    skipped: list[str] = []
+    for item in page.items:  # type: ignore[attr-defined]
+        try:
+            objects.append(project(item))
+        except (DecodeError, QuantityError, ValueError) as exc:
+            skipped.append(f"{kind}: {exc}")
+    meta = page.metadata  # type: ignore[attr-defined]
+    return DecodedList(objects, meta.resourceVersion, meta.continue_ or None, skipped)
+
+
+def _decode_list_item_by_item(kind: str, raw: bytes) -> DecodedList:
+    import orjson
+
+    try:
+        doc = orjson.loads(raw)
+        items = doc.get("items") or []
+        meta = doc.get("metadata") or {}
+    except (orjson.JSONDecodeError, AttributeError) as exc:
+        raise DecodeError(f"{kind} list: not a list response: {exc}") from None
+    objects: list[Any] = []
+    skipped: list[str] = []
+    for item in items:
+        try:
+            objects.append(decode_object(kind, orjson.dumps(item)))
+        except DecodeError as exc:
+            skipped.append(exc.detail)
+    return DecodedList(objects, str(meta.get("resourceVersion", "")), meta.get("continue") or None, skipped)
+
+
 def supported_kinds() -> tuple[str, ...]:
     return tuple(_DECODERS)
 
@@ -549,6 +637,8 @@ def decode_object(kind: str, raw: bytes) -> Any:
 
 __all__ = [
     "DecodeError",
+    "DecodedList",
+    "decode_list",
     "decode_event",
     "decode_object",
     "format_time",

@@ -1,0 +1,135 @@
+"""Realistic Kubernetes payloads for benchmarks, built once outside timed regions.
+
+Pods look like GPU training pods of a real cluster: owner references, a dozen labels, scheduler
+annotations, env, volumes, probes, container statuses and conditions, so that a pod is a few
+kilobytes of JSON like those measured on public dumps (PERFORMANCE.md).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+
+
+def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
+    job = f"train-{i // 8:05d}"
+    node = f"gpu-node-{rng.randrange(10_000):05d}"
+    gpus = rng.choice([1, 2, 4, 8])
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job}-worker-{i % 8}",
+            "namespace": f"team-{i % 37:02d}",
+            "uid": f"5f0c{i:08x}-1b2c-4d5e-8f90-{i:012x}",
+            "resourceVersion": str(1_000_000 + i),
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "generateName": f"{job}-worker-",
+            "labels": {
+                "batch.kubernetes.io/controller-uid": f"c{i // 8:08x}",
+                "batch.kubernetes.io/job-name": job,
+                "controller-uid": f"c{i // 8:08x}",
+                "job-name": job,
+                "yunikorn.apache.org/app-id": job,
+                "yunikorn.apache.org/queue": f"root.dept{i % 3}.team{i % 7}",
+                "app.kubernetes.io/name": "trainer",
+                "app.kubernetes.io/part-of": "llm-platform",
+                "hpctop.io/user": f"user{i % 113}",
+            },
+            "annotations": {
+                "yunikorn.apache.org/task-group-name": "workers",
+                "yunikorn.apache.org/task-groups": '[{"name":"workers","minMember":8,"minResource":'
+                '{"cpu":"32","memory":"256Gi","nvidia.com/gpu":"8"}}]',
+                "batch.kubernetes.io/job-completion-index": str(i % 8),
+                "kubectl.kubernetes.io/default-container": "trainer",
+                "prometheus.io/scrape": "true",
+                "prometheus.io/port": "9400",
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": job,
+                    "uid": f"c{i // 8:08x}-0000-4000-8000-000000000000",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "schedulerName": "yunikorn",
+            "nodeName": node,
+            "priorityClassName": "research-high",
+            "priority": 1000,
+            "restartPolicy": "Never",
+            "serviceAccountName": "default",
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                 "tolerationSeconds": 300},
+            ],
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+            "containers": [
+                {
+                    "name": "trainer",
+                    "image": "registry.example.com/llm/trainer:2026.11.3",
+                    "command": ["torchrun", "--nnodes=8", "--nproc-per-node=8", "train.py"],
+                    "env": [{"name": f"ENV_{k}", "value": f"value-{k}-{i}"} for k in range(12)],
+                    "resources": {
+                        "requests": {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": str(gpus)},
+                        "limits": {"memory": "256Gi", "nvidia.com/gpu": str(gpus)},
+                    },
+                    "volumeMounts": [
+                        {"name": "data", "mountPath": "/data"},
+                        {"name": "shm", "mountPath": "/dev/shm"},
+                        {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                         "readOnly": True},
+                    ],
+                    "ports": [{"containerPort": 29500, "protocol": "TCP"}],
+                    "terminationMessagePath": "/dev/termination-log",
+                    "imagePullPolicy": "IfNotPresent",
+                }
+            ],
+            "volumes": [
+                {"name": "data", "persistentVolumeClaim": {"claimName": "datasets"}},
+                {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
+                {"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}},
+            ],
+        },
+        "status": {
+            "phase": "Running",
+            "hostIP": f"10.{i % 250}.{i % 200}.{i % 100}",
+            "podIP": f"172.{i % 250}.{i % 200}.{i % 100}",
+            "startTime": "2026-01-01T00:01:00Z",
+            "qosClass": "Burstable",
+            "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:01:00Z"}
+                for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "containerStatuses": [
+                {
+                    "name": "trainer",
+                    "ready": True,
+                    "restartCount": 0,
+                    "image": "registry.example.com/llm/trainer:2026.11.3",
+                    "imageID": "registry.example.com/llm/trainer@sha256:" + "ab" * 32,
+                    "containerID": "containerd://" + f"{i:064x}",
+                    "started": True,
+                    "state": {"running": {"startedAt": "2026-01-01T00:01:30Z"}},
+                }
+            ],
+        },
+    }
+
+
+def pod_list(count: int, seed: int = 7) -> bytes:
+    rng = random.Random(seed)
+    items = [gpu_pod(i, rng) for i in range(count)]
+    return orjson.dumps({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"}, "items": items})
+
+
+def pod_events(count: int, seed: int = 7) -> list[bytes]:
+    rng = random.Random(seed)
+    return [orjson.dumps({"type": "ADDED", "object": gpu_pod(i, rng)}) for i in range(count)]
