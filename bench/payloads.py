@@ -67,8 +67,12 @@ def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
             "serviceAccountName": "default",
             "tolerations": [
                 {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-                 "tolerationSeconds": 300},
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                },
             ],
             "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
             "containers": [
@@ -84,8 +88,11 @@ def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
                     "volumeMounts": [
                         {"name": "data", "mountPath": "/data"},
                         {"name": "shm", "mountPath": "/dev/shm"},
-                        {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-                         "readOnly": True},
+                        {
+                            "name": "kube-api-access",
+                            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                            "readOnly": True,
+                        },
                     ],
                     "ports": [{"containerPort": 29500, "protocol": "TCP"}],
                     "terminationMessagePath": "/dev/termination-log",
@@ -95,7 +102,10 @@ def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
             "volumes": [
                 {"name": "data", "persistentVolumeClaim": {"claimName": "datasets"}},
                 {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
-                {"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}},
+                {
+                    "name": "kube-api-access",
+                    "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]},
+                },
             ],
         },
         "status": {
@@ -106,7 +116,13 @@ def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
             "qosClass": "Burstable",
             "conditions": [
                 {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:01:00Z"}
-                for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+                for t in (
+                    "PodReadyToStartContainers",
+                    "Initialized",
+                    "Ready",
+                    "ContainersReady",
+                    "PodScheduled",
+                )
             ],
             "containerStatuses": [
                 {
@@ -127,7 +143,9 @@ def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
 def pod_list(count: int, seed: int = 7) -> bytes:
     rng = random.Random(seed)
     items = [gpu_pod(i, rng) for i in range(count)]
-    return orjson.dumps({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"}, "items": items})
+    return orjson.dumps(
+        {"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"}, "items": items}
+    )
 
 
 def pod_events(count: int, seed: int = 7) -> list[bytes]:

@@ -118,7 +118,9 @@ def test_decode_list_page_and_bad_item_skipped_alone() -> None:
     from hpctop.model.decode import decode_list
 
     good = [pod(f"p{i}") for i in range(3)]
-    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "42", "continue": "abc"}, "items": good})
+    page = orjson.dumps(
+        {"kind": "PodList", "metadata": {"resourceVersion": "42", "continue": "abc"}, "items": good}
+    )
     decoded = decode_list("Pod", page)
     assert [o.name for o in decoded.objects] == ["p0", "p1", "p2"]
     assert decoded.resource_version == "42"

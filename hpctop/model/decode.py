@@ -638,8 +638,8 @@ def decode_object(kind: str, raw: bytes) -> Any:
 __all__ = [
     "DecodeError",
     "DecodedList",
-    "decode_list",
     "decode_event",
+    "decode_list",
     "decode_object",
     "format_time",
     "node_from_wire",
