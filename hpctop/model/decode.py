@@ -322,8 +322,14 @@ def _gpu_models(annotations: dict[str, str], selector: dict[str, str] | None) ->
     return ()
 
 
+@lru_cache(maxsize=4096)
+def _toleration(key: str | None, operator: str, value: str | None, effect: str | None) -> Toleration:
+    return Toleration(key, operator, value, effect)
+
+
 def _tolerations(items: list[WireToleration] | None) -> tuple[Toleration, ...]:
-    return tuple(Toleration(t.key, t.operator, t.value, t.effect) for t in items or [])
+    # pods of one workload carry identical tolerations: share the objects instead of copying them
+    return tuple(_toleration(t.key, t.operator, t.value, t.effect) for t in items or [])
 
 
 def pod_from_wire(w: WirePod) -> Pod:

@@ -67,13 +67,27 @@ def parse_quantity(value: str | int | float) -> Fraction:
     raise QuantityError(f"{value!r} is not a quantity")
 
 
+@lru_cache(maxsize=8192)
+def _milli_of_string(text: str) -> int:
+    return math.ceil(_parse_string(text) * 1000)
+
+
+@lru_cache(maxsize=8192)
+def _int_of_string(text: str) -> int:
+    return math.ceil(_parse_string(text))
+
+
 def to_milli(value: str | int | float) -> int:
     """Quantity in thousandths, rounded up (CPU millicores, milli-GPU)."""
+    if type(value) is str:
+        return _milli_of_string(value)  # a cluster repeats a handful of request strings
     return math.ceil(parse_quantity(value) * 1000)
 
 
 def to_int(value: str | int | float) -> int:
     """Quantity as a whole number, rounded up (bytes of memory, device counts)."""
+    if type(value) is str:
+        return _int_of_string(value)
     return math.ceil(parse_quantity(value))
 
 
