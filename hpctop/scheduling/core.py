@@ -1,0 +1,533 @@
+"""One scheduling cycle: ``schedule(snapshot, policy, now) -> ScheduleResult``.
+
+Why this structure: the cycle is a pure function so the console, the simulator and tests can run
+it on any snapshot and get the same answer (every iteration is over sorted keys; wall time is only
+reported, never used). The order is YuniKorn's two-step choice - the leaf queue with the lowest
+DRF share among queues with pending work, then that queue's highest multifactor-priority job -
+done with heaps so each pending job is popped once. A job that cannot start is passed over, gets
+a backfill reservation while ``reservation_depth`` allows, and later jobs may start only in what
+no reservation needs (``backfill.Profile``).
+
+Cost control for the trace (1,500 nodes, thousands of pending pods): node lists are indexed per
+(partition, selector/model/toleration signature) once per cycle; "could this ever fit" is cached
+per distinct request; and a request that failed to fit is remembered per node set, so any later
+request that is at least as large in every component is rejected without a scan (free resources
+only shrink during a cycle).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hpctop.model.objects import Job, JobKey, Node, Pod, Reason, Toleration
+from hpctop.model.policy import PartitionState, Policy
+from hpctop.model.states import JobState, ReasonCode
+from hpctop.model.store import Snapshot
+from hpctop.scheduling import explain
+from hpctop.scheduling.backfill import INF, Profile, earliest_start
+from hpctop.scheduling.partitions import (
+    PartitionInfo,
+    build_partitions,
+    cluster_capacity,
+    node_has_gpu,
+    node_product,
+    partition_status,
+)
+from hpctop.scheduling.placement import NodeFree, Request, build_free, choose
+from hpctop.scheduling.priority import PriorityInputs, breakdown
+from hpctop.scheduling.queues import QueueTree
+from hpctop.scheduling.types import JobPlan, Placement, PodAssignment, PriorityBreakdown, ScheduleResult
+
+Signature = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[Toleration, ...]]
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+MAX_FAILURES_KEPT = 16
+
+
+@dataclass(slots=True)
+class Eligibility:
+    """Which partitions could ever run a job (any state), and which have enough usable nodes."""
+
+    partitions: list[str]  # statically able to hold all pending members (empty nodes)
+    matched: int  # nodes matching selector/model/taints in the candidate partitions
+    usable: list[str]  # eligible partitions whose schedulable nodes could hold it
+    unknown_partition: str | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    order: int | None = None
+    reason: Reason | None = None
+    eta: float | None = None
+    placement: Placement | None = None
+    partition: str | None = None
+    reserved_nodes: tuple[str, ...] = ()
+    deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
+
+
+@dataclass(slots=True)
+class _Failures:
+    entries: dict[tuple[object, ...], list[tuple[Request, int]]] = field(default_factory=dict)
+
+    def known(self, key: tuple[object, ...], req: Request, m: int) -> bool:
+        return any(m >= fm and req.dominates(freq) for freq, fm in self.entries.get(key, ()))
+
+    def add(self, key: tuple[object, ...], req: Request, m: int) -> None:
+        items = self.entries.setdefault(key, [])
+        items.append((req, m))
+        if len(items) > MAX_FAILURES_KEPT:
+            del items[0]
+
+
+def _is_pending(job: Job) -> bool:
+    return job.state.is_pending or job.state in (JobState.PENDING, JobState.HELD)
+
+
+class _Cycle:
+    def __init__(self, snapshot: Snapshot, policy: Policy, now: float) -> None:
+        self.snapshot = snapshot
+        self.policy = policy
+        self.now = now
+        self.nodes: dict[str, Node] = {name: snapshot.nodes[name] for name in sorted(snapshot.nodes)}
+        self.partitions: tuple[PartitionInfo, ...] = build_partitions(self.nodes, policy)
+        self.part_by_name = {p.name: p for p in self.partitions}
+        self.product: dict[str, str | None] = {
+            name: node_product(node, policy.partition_label) if node_has_gpu(node) else None
+            for name, node in self.nodes.items()
+        }
+        pods_by_node: dict[str, list[Pod]] = {}
+        for key in sorted(snapshot.pods):
+            pod = snapshot.pods[key]
+            where = pod.node_name
+            if where is not None and pod.holds_resources and where in self.nodes:
+                pods_by_node.setdefault(where, []).append(pod)
+        self.pods_by_node = pods_by_node
+        self.live, self.charges = build_free(
+            ((node, self.product[name]) for name, node in self.nodes.items()), pods_by_node
+        )
+        self.empty = {name: NodeFree.empty(node, self.product[name]) for name, node in self.nodes.items()}
+        self.cluster = cluster_capacity(self.nodes)
+        self.profile = Profile(now, self.live)
+        self.tree = QueueTree(policy)
+        self._matching: dict[tuple[Signature, str], tuple[list[str], list[str]]] = {}
+        self._eligibility: dict[tuple[object, ...], Eligibility] = {}
+        self._union: dict[tuple[str, ...], tuple[int, int]] = {}
+        self.live_failures = _Failures()
+        self.avail_failures = _Failures()
+        self.strict_blocked: dict[str, str] = {}  # partition -> first blocked job id (strict mode)
+        self.has_blocked: set[str] = set()  # partitions where a higher job is waiting
+        self.reservations_tried = 0
+        self._cursor: dict[tuple[object, ...], int] = {}
+
+    # -- static matching ------------------------------------------------------------------------
+
+    def _node_ok(self, node: Node, sig: Signature) -> bool:
+        selector, models, tolerations = sig
+        labels = node.labels
+        if any(labels.get(k) != v for k, v in selector):
+            return False
+        if models and self.product[node.name] not in models:
+            return False
+        for taint in node.taints:
+            if taint.effect in BLOCKING_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
+                return False
+        return True
+
+    def matching(self, sig: Signature, partition: str) -> tuple[list[str], list[str]]:
+        """(all matching nodes, schedulable matching nodes) of a partition, sorted by name."""
+        key = (sig, partition)
+        found = self._matching.get(key)
+        if found is None:
+            every = [n for n in self.part_by_name[partition].nodes if self._node_ok(self.nodes[n], sig)]
+            found = (every, [n for n in every if self.nodes[n].schedulable])
+            self._matching[key] = found
+        return found
+
+    @staticmethod
+    def signature(job: Job) -> Signature:
+        return (job.node_selector, job.gpu_models, job.tolerations)
+
+    def eligibility(self, job: Job, req: Request, m: int) -> Eligibility:
+        sig = self.signature(job)
+        key = (sig, job.partition, req, m)
+        cached = self._eligibility.get(key)
+        if cached is not None:
+            return cached
+        if job.partition is not None and job.partition not in self.part_by_name:
+            result = Eligibility([], 0, [], unknown_partition=job.partition)
+        else:
+            names = [job.partition] if job.partition is not None else [p.name for p in self.partitions]
+            eligible: list[str] = []
+            usable: list[str] = []
+            matched = 0
+            for pname in names:
+                every, sched = self.matching(sig, pname)
+                matched += len(every)
+                schedulable = set(sched)
+                total = usable_total = 0
+                for n in every:
+                    h = self.empty[n].hosts(req, m)
+                    if not h:
+                        continue
+                    total += h
+                    if n in schedulable:
+                        usable_total += h
+                    if usable_total >= m:
+                        break
+                if total >= m:
+                    eligible.append(pname)
+                    if usable_total >= m:
+                        usable.append(pname)
+            result = Eligibility(eligible, matched, usable)
+        self._eligibility[key] = result
+        return result
+
+    def union_capacity(self, partitions: Sequence[str]) -> tuple[int, int]:
+        """(GPU milli, CPU milli) of the schedulable nodes in the union of partitions."""
+        key = tuple(partitions)
+        found = self._union.get(key)
+        if found is None:
+            names = sorted({n for p in partitions for n in self.part_by_name[p].nodes})
+            gpu = sum(self.nodes[n].allocatable.gpu for n in names if self.nodes[n].schedulable)
+            cpu = sum(self.nodes[n].allocatable.cpu for n in names if self.nodes[n].schedulable)
+            found = (gpu, cpu)
+            self._union[key] = found
+        return found
+
+    def running_partition(self, job: Job) -> str | None:
+        on = set(job.nodes)
+        for p in self.partitions:
+            if on.intersection(p.nodes):
+                return p.name
+        return None
+
+    # -- placement -----------------------------------------------------------------------------
+
+    def _view(self, names: Sequence[str], window_end: float) -> list[NodeFree]:
+        """Nodes as a job running until ``window_end`` may use them (reserved ones trimmed)."""
+        return [
+            self.profile.avail(n, self.now, window_end) if self.profile.reserved(n) else self.live[n]
+            for n in names
+        ]
+
+    def _first_fit(
+        self, key: tuple[object, ...], names: Sequence[str], req: Request, window_end: float
+    ) -> NodeFree | None:
+        """First node (from this request's cursor on) where one member fits for its whole run.
+
+        The cursor remembers where the same request last fitted: nodes before it did not fit it
+        then, and free resources only shrink during a cycle, so they never will in this cycle.
+        """
+        start = self._cursor.get(key, 0)
+        for i in range(start, len(names)):
+            n = names[i]
+            nf = self.live[n]
+            if not nf.fits_one(req):
+                continue
+            if self.profile.reserved(n):
+                nf = self.profile.avail(n, self.now, window_end)
+                if not nf.fits_one(req):
+                    continue
+            self._cursor[key] = i
+            return nf
+        self._cursor[key] = len(names)
+        return None
+
+    def try_place(
+        self, job: Job, sig: Signature, pname: str, req: Request, m: int, window_end: float
+    ) -> list[tuple[str, tuple[int, ...]]] | None:
+        fkey: tuple[object, ...] = (sig, pname, window_end)
+        if self.live_failures.known((sig, pname), req, m) or self.avail_failures.known(fkey, req, m):
+            return None
+        _, names = self.matching(sig, pname)
+        if m == 1:
+            found = self._first_fit((*fkey, req), names, req, window_end)
+            plan = [(found, 1)] if found is not None else None
+        else:
+            plan = choose(self._view(names, window_end), req, m)
+        if plan is None:
+            self.avail_failures.add(fkey, req, m)
+            return None
+        members: list[tuple[str, tuple[int, ...]]] = []
+        for nf, count in plan:
+            live = self.live[nf.name]
+            for _ in range(count):
+                indices = nf.place(req)
+                if nf is not live:
+                    live.charge(req, indices)
+                members.append((nf.name, indices))
+        return members
+
+    def fits_live(self, sig: Signature, pname: str, req: Request, m: int) -> bool:
+        if self.live_failures.known((sig, pname), req, m):
+            return False
+        _, names = self.matching(sig, pname)
+        ok = choose([self.live[n] for n in names], req, m) is not None
+        if not ok:
+            self.live_failures.add((sig, pname), req, m)
+        return ok
+
+    # -- one job -------------------------------------------------------------------------------
+
+    def ordered_partitions(self, names: Sequence[str], req: Request) -> list[str]:
+        infos = [self.part_by_name[n] for n in names]
+        if not (req.whole or req.frac):
+            infos.sort(key=lambda p: (-p.spec.priority_tier, not p.spec.cpu_only, p.name))
+        return [p.name for p in infos]
+
+    def consider(self, job: Job, path: str, elig: Eligibility, out: Outcome) -> bool:
+        """Decide one pending job; returns True when it was placed now."""
+        req = Request.of(job.per_member)
+        m = len(job.pending_pods)
+        out.partition = ",".join(elig.partitions) or job.partition
+        if job.state == JobState.HELD:
+            out.reason = explain.held(job)
+            return False
+        closed = self.tree.closed(path)
+        if closed is not None:
+            out.reason = explain.queue_closed(closed)
+            return False
+        up = [p for p in elig.partitions if self.part_by_name[p].spec.state == PartitionState.UP]
+        if elig.partitions and not up:
+            out.reason = explain.partitions_down(
+                [(p, str(self.part_by_name[p].spec.state)) for p in elig.partitions]
+            )
+            return False
+        need = job.per_member.scale(m)
+        over = self.tree.over_max(path, need)
+        if over is not None:
+            queue, resource, used, cap = over
+            out.reason = explain.quota(queue, resource, used, cap, need.get(resource))
+            return False
+        if job.scheduling_gates:
+            out.reason = explain.gated(job)
+            return False
+        if m == 0 or m + job.running_members < job.min_members:
+            out.reason = explain.gang_incomplete(job)
+            return False
+        sig = self.signature(job)
+        if elig.unknown_partition is not None:
+            out.reason = explain.unknown_partition(elig.unknown_partition)
+            return False
+        if not elig.partitions:
+            names = [job.partition] if job.partition else [p.name for p in self.partitions]
+            parts = [(p, [self.empty[n] for n in self.matching(sig, p)[0]]) for p in names]
+            out.reason = explain.never_fits(parts, req, m, elig.matched)
+            return False
+        usable = [p for p in up if p in elig.usable]
+        if not usable:
+            out.reason = explain.unavailable(up)
+            return False
+        usable = self.ordered_partitions(usable, req)
+        limit = job.time_limit
+        window_end = self.now + limit if limit else INF
+        allowed = usable if self.policy.backfill else [p for p in usable if p not in self.strict_blocked]
+        for pname in allowed:
+            members = self.try_place(job, sig, pname, req, m, window_end)
+            if members is None:
+                continue
+            pods = sorted(job.pending_pods)
+            assignments = tuple(
+                PodAssignment(pod, node, indices) for pod, (node, indices) in zip(pods, members, strict=False)
+            )
+            out.placement = Placement(job.key, assignments, pname, backfilled=pname in self.has_blocked)
+            out.partition = pname
+            out.eta = self.now
+            self.tree.add_used(path, need)
+            if limit:
+                for node, indices in members:
+                    self.profile.add_release(node, self.now + limit, req, indices)
+            return True
+        # blocked: why, then a reservation
+        live_fit = next((p for p in usable if self.fits_live(sig, p, req, m)), None)
+        if live_fit is not None:
+            if live_fit not in allowed:
+                out.reason = explain.priority_strict(live_fit, self.strict_blocked[live_fit])
+            else:
+                _, names = self.matching(sig, live_fit)
+                blocker = self.profile.blocking(names)
+                if blocker is not None:
+                    out.reason = explain.priority_reservation(
+                        "/".join(blocker.job[::2]), blocker.start, blocker.nodes, self.now
+                    )
+                else:
+                    out.reason = explain.priority_strict(live_fit, "reserved work")
+        else:
+            out.deferred = ("resources", tuple(usable))
+        for pname in usable:
+            self.has_blocked.add(pname)
+            if not self.policy.backfill:
+                self.strict_blocked.setdefault(pname, job.id)
+        if self.reservations_tried < self.policy.reservation_depth:
+            self.reservations_tried += 1
+            best: tuple[float, str, list[tuple[str, tuple[int, ...]]]] | None = None
+            for pname in usable:
+                _, names = self.matching(sig, pname)
+                found = earliest_start(self.profile, names, req, m)
+                if found is not None and (best is None or found[0] < best[0]):
+                    best = (found[0], pname, found[1])
+            if best is not None:
+                start, pname, members = best
+                end = start + limit if limit else INF
+                res = self.profile.add_reservation(job.key, pname, start, end, members, req)
+                out.eta = start
+                out.reserved_nodes = res.nodes
+        return False
+
+    # -- the cycle -----------------------------------------------------------------------------
+
+    def run(self, started: float) -> ScheduleResult:
+        jobs = [self.snapshot.jobs[k] for k in sorted(self.snapshot.jobs)]
+        pending = [j for j in jobs if _is_pending(j)]
+        active = [j for j in jobs if j.state.is_active]
+        path_of: dict[JobKey, str] = {}
+        for job in active:
+            path = path_of[job.key] = self.tree.resolve(job.queue)
+            self.tree.add_used(path, job.allocated)
+            for p in self.tree.ancestors(path):
+                self.tree.nodes[p].running_jobs += 1
+            end_base = job.start_time if job.start_time is not None else self.now
+            if job.time_limit:
+                for pod_key in job.pods:
+                    charge = self.charges.get(pod_key)
+                    if charge is not None:
+                        self.profile.add_release(
+                            charge.node, end_base + job.time_limit, charge.req, charge.indices
+                        )
+        for job in pending:
+            path = path_of[job.key] = self.tree.resolve(job.queue)
+            amount = job.per_member.scale(len(job.pending_pods))
+            for p in self.tree.ancestors(path):
+                node = self.tree.nodes[p]
+                node.pending = node.pending + amount
+                node.pending_jobs += 1
+        self.tree.compute_normalized_shares(self.cluster)
+        queue_status = self.tree.status(self.cluster)
+        partitions = tuple(
+            partition_status(p, self.nodes, self.pods_by_node, self.policy.partition_label)
+            for p in self.partitions
+        )
+
+        max_qos = max(
+            [pc.value for pc in self.snapshot.priority_classes.values()]
+            + [j.priority_value for j in jobs if j.priority_value is not None],
+            default=0,
+        )
+        inputs = PriorityInputs(max((p.spec.priority_tier for p in self.partitions), default=0), max_qos)
+
+        def prio(job: Job, parts: Sequence[str]) -> PriorityBreakdown:
+            tier = max((self.part_by_name[p].spec.priority_tier for p in parts), default=0)
+            gpu, cpu = self.union_capacity(parts)
+            _, _, fs = self.tree.fairshare(path_of[job.key], self.cluster)
+            return breakdown(
+                job,
+                now=self.now,
+                weights=self.policy.weights,
+                inputs=inputs,
+                fairshare=fs,
+                tier=tier,
+                gpus_in_partitions=gpu,
+                cpus_in_partitions=cpu,
+            )
+
+        elig: dict[JobKey, Eligibility] = {}
+        priorities: dict[JobKey, PriorityBreakdown] = {}
+        for job in pending:
+            e = elig[job.key] = self.eligibility(
+                job, Request.of(job.per_member), max(len(job.pending_pods), 1)
+            )
+            priorities[job.key] = prio(job, e.partitions)
+        running_part: dict[JobKey, str | None] = {}
+        for job in active:
+            part = running_part[job.key] = self.running_partition(job)
+            priorities[job.key] = prio(job, [part] if part else [])
+
+        # two-step order: leaf queue by DRF share, then job by priority
+        by_queue: dict[str, list[tuple[int, float, str, JobKey]]] = {}
+        for job in pending:
+            entry = (-priorities[job.key].total, job.submit_time, job.name, job.key)
+            by_queue.setdefault(path_of[job.key], []).append(entry)
+        queue_heap: list[tuple[float, str]] = []
+        for path, entries in sorted(by_queue.items()):
+            heapq.heapify(entries)
+            queue_heap.append((self.tree.drf_share(path, self.cluster), path))
+        heapq.heapify(queue_heap)
+
+        outcomes: dict[JobKey, Outcome] = {}
+        order: list[JobKey] = []
+        placements: list[Placement] = []
+        while queue_heap:
+            _, path = heapq.heappop(queue_heap)
+            entries = by_queue[path]
+            *_, key = heapq.heappop(entries)
+            job = self.snapshot.jobs[key]
+            out = outcomes[key] = Outcome(order=len(order))
+            order.append(key)
+            if self.consider(job, path, elig[key], out) and out.placement is not None:
+                placements.append(out.placement)
+            if entries:
+                heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
+
+        # explain resource waits on the final state (one scan per distinct request and node set)
+        cache: dict[tuple[object, ...], Reason] = {}
+        for key in order:
+            out = outcomes[key]
+            if out.deferred is None:
+                continue
+            job = self.snapshot.jobs[key]
+            req = Request.of(job.per_member)
+            m = len(job.pending_pods)
+            sig = self.signature(job)
+            ckey: tuple[object, ...] = (sig, out.deferred[1], req, m)
+            found = cache.get(ckey)
+            if found is None:
+                parts = [(p, [self.live[n] for n in self.matching(sig, p)[1]]) for p in out.deferred[1]]
+                found = cache[ckey] = explain.scarce(ReasonCode.RESOURCES, "resources", parts, req, m)
+            out.reason = found
+
+        plans: dict[JobKey, JobPlan] = {}
+        for job in jobs:
+            if job.key in outcomes:
+                o = outcomes[job.key]
+                plans[job.key] = JobPlan(
+                    job=job.key,
+                    priority=priorities[job.key],
+                    partition=o.partition,
+                    order=o.order,
+                    reason=o.reason,
+                    eta=o.eta,
+                    placement=o.placement,
+                    reserved_nodes=o.reserved_nodes,
+                )
+            elif job.key in running_part:
+                plans[job.key] = JobPlan(
+                    job=job.key,
+                    priority=priorities[job.key],
+                    partition=running_part[job.key],
+                    eta=job.start_time,
+                )
+        stats = {
+            "seconds": time.perf_counter() - started,
+            "considered": float(len(order)),
+            "placed": float(len(placements)),
+            "reservations": float(len(self.profile.made)),
+            "nodes": float(len(self.nodes)),
+        }
+        return ScheduleResult(
+            now=self.now,
+            cluster=self.cluster,
+            partitions=partitions,
+            queues=queue_status,
+            plans=plans,
+            placements=tuple(placements),
+            pending_order=tuple(order),
+            stats=stats,
+        )
+
+
+def schedule(snapshot: Snapshot, policy: Policy, now: float) -> ScheduleResult:
+    """Run one scheduling cycle over ``snapshot`` at time ``now`` (Unix seconds); pure and deterministic."""
+    started = time.perf_counter()
+    return _Cycle(snapshot, policy, now).run(started)

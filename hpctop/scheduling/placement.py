@@ -1,0 +1,294 @@
+"""Free state of nodes and GPUs, and all-or-nothing gang placement.
+
+Why this shape: a cycle over the Alibaba trace checks thousands of pending pods against ~1,500
+nodes, so each node's free state is a small mutable record (``NodeFree``: plain ints, a dict of
+extended resources and a list of free milli-GPU per GPU index) built once per cycle from the
+snapshot, and a request is pre-digested into a ``Request`` whose GPU part is either *k whole GPUs*
+or *a fraction of one*. ``hosts`` answers "how many members fit here" in O(GPUs on the node), which
+is enough both for a first-fit scan (single pods, early exit) and for a gang (sum over nodes). A
+gang is planned without mutating anything (``choose``) and committed only when every member has
+a place, so a gang is never partly placed.
+
+GPU rules: a whole-GPU member takes that many fully free indices (lowest first); a fraction takes
+the fullest index that still fits (best fit, against fragmentation); a request above one GPU that
+is not a multiple of 1000 is rounded up to whole GPUs. MIG profiles are extended resources
+(``nvidia.com/mig-<profile>``) counted against node allocatable like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hpctop.model.objects import Node, Pod
+from hpctop.model.resources import Resources
+
+TOPOLOGY_LABELS = ("nvidia.com/gpu.clique", "topology/clique", "node-group")
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One member's request, with the GPU part split into whole GPUs or a fraction of one."""
+
+    cpu: int
+    memory: int
+    ext: tuple[tuple[str, int], ...]
+    whole: int  # number of fully free GPU indices needed
+    frac: int  # milli-GPU on one shared index (0 when whole or no GPU)
+
+    @staticmethod
+    def of(r: Resources) -> Request:
+        gpu = max(r.gpu, 0)
+        if gpu == 0:
+            whole, frac = 0, 0
+        elif gpu < 1000:
+            whole, frac = 0, gpu
+        else:
+            whole, frac = -(-gpu // 1000), 0
+        return Request(
+            max(r.cpu, 0), max(r.memory, 0), tuple((k, v) for k, v in r.extended if v > 0), whole, frac
+        )
+
+    @property
+    def gpu_milli(self) -> int:
+        """GPU demand in milli-GPU after rounding (used for dominance: more milli never fits better)."""
+        return self.whole * 1000 if self.whole else self.frac
+
+    def dominates(self, other: Request) -> bool:
+        """Whether this request is at least ``other`` in every component (so fails wherever it fails)."""
+        if self.cpu < other.cpu or self.memory < other.memory or self.gpu_milli < other.gpu_milli:
+            return False
+        mine = dict(self.ext)
+        return all(mine.get(k, 0) >= v for k, v in other.ext)
+
+
+class NodeFree:
+    """Mutable free resources of one node during a cycle (or a scratch copy of them)."""
+
+    __slots__ = ("cpu", "domain", "ext", "gpus", "memory", "name", "product")
+
+    def __init__(
+        self,
+        name: str,
+        cpu: int,
+        memory: int,
+        ext: dict[str, int],
+        gpus: list[int],
+        domain: str | None,
+        product: str | None,
+    ) -> None:
+        self.name = name
+        self.cpu = cpu
+        self.memory = memory
+        self.ext = ext
+        self.gpus = gpus
+        self.domain = domain
+        self.product = product
+
+    @staticmethod
+    def empty(node: Node, product: str | None) -> NodeFree:
+        """The node with nothing running on it: its allocatable, every GPU index fully free."""
+        a = node.allocatable
+        return NodeFree(
+            node.name,
+            a.cpu,
+            a.memory,
+            dict(a.extended),
+            [1000] * max(a.gpu // 1000, 0),
+            topology_domain(node),
+            product,
+        )
+
+    def clone(self) -> NodeFree:
+        return NodeFree(
+            self.name, self.cpu, self.memory, dict(self.ext), list(self.gpus), self.domain, self.product
+        )
+
+    def whole_free(self) -> int:
+        return sum(1 for g in self.gpus if g >= 1000)
+
+    def max_gpu_free(self) -> int:
+        return max(self.gpus, default=0)
+
+    def hosts(self, req: Request, limit: int) -> int:
+        """How many members of ``req`` fit on this node now, at most ``limit``."""
+        n = limit
+        if req.cpu:
+            n = min(n, self.cpu // req.cpu)
+        if req.memory:
+            n = min(n, self.memory // req.memory)
+        for key, need in req.ext:
+            n = min(n, self.ext.get(key, 0) // need)
+        if n <= 0:
+            return 0
+        if req.whole:
+            n = min(n, self.whole_free() // req.whole)
+        elif req.frac:
+            n = min(n, sum(g // req.frac for g in self.gpus if g > 0))
+        return max(n, 0)
+
+    def fits_one(self, req: Request) -> bool:
+        """``hosts(req, 1) == 1``, with the cheap checks first (the hot path of a first-fit scan)."""
+        if self.cpu < req.cpu or self.memory < req.memory:
+            return False
+        if req.whole:
+            if sum(1 for g in self.gpus if g >= 1000) < req.whole:
+                return False
+        elif req.frac and max(self.gpus, default=0) < req.frac:
+            return False
+        ext = self.ext
+        return all(ext.get(key, 0) >= need for key, need in req.ext)
+
+    def pick_gpus(self, req: Request) -> tuple[int, ...]:
+        """The GPU indices one member would take (assumes it fits)."""
+        if req.whole:
+            return tuple([i for i, g in enumerate(self.gpus) if g >= 1000][: req.whole])
+        if req.frac:
+            best = -1
+            for i, g in enumerate(self.gpus):
+                if g >= req.frac and (best < 0 or g < self.gpus[best]):
+                    best = i
+            return (best,) if best >= 0 else ()
+        return ()
+
+    def charge(self, req: Request, indices: Sequence[int], sign: int = 1) -> None:
+        """Take (sign 1) or give back (sign -1) one member's resources at the given GPU indices."""
+        self.cpu -= sign * req.cpu
+        self.memory -= sign * req.memory
+        for key, need in req.ext:
+            self.ext[key] = self.ext.get(key, 0) - sign * need
+        per_index = 1000 if req.whole else req.frac
+        for i in indices:
+            if 0 <= i < len(self.gpus):
+                self.gpus[i] -= sign * per_index
+
+    def place(self, req: Request) -> tuple[int, ...]:
+        """Place one member here (assumes it fits) and return its GPU indices."""
+        indices = self.pick_gpus(req)
+        self.charge(req, indices)
+        return indices
+
+    def minimum(self, other: NodeFree) -> None:
+        """Componentwise minimum with ``other`` (the free state at another moment), in place."""
+        self.cpu = min(self.cpu, other.cpu)
+        self.memory = min(self.memory, other.memory)
+        for key in set(self.ext) | set(other.ext):
+            self.ext[key] = min(self.ext.get(key, 0), other.ext.get(key, 0))
+        for i, g in enumerate(other.gpus):
+            if i < len(self.gpus) and g < self.gpus[i]:
+                self.gpus[i] = g
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """What one bound pod holds on its node (so it can be given back at its end time)."""
+
+    node: str
+    req: Request
+    indices: tuple[int, ...]
+
+
+def topology_domain(node: Node) -> str | None:
+    """The NVLink/rack domain a gang prefers to stay in (clique label, then generic labels)."""
+    for label in TOPOLOGY_LABELS:
+        value = node.labels.get(label)
+        if value:
+            return value
+    return node.gpu.clique
+
+
+def _pod_indices(free: NodeFree, pod: Pod, req: Request) -> tuple[int, ...]:
+    """Which GPU indices a bound pod holds: its annotation if valid, else where it would be placed."""
+    if pod.gpu_indices and all(0 <= i < len(free.gpus) for i in pod.gpu_indices):
+        if req.whole:
+            return pod.gpu_indices[: req.whole] if len(pod.gpu_indices) >= req.whole else pod.gpu_indices
+        if req.frac:
+            return pod.gpu_indices[:1]
+        return ()
+    if not (req.whole or req.frac) or not free.gpus:
+        return ()
+    picked = free.pick_gpus(req)
+    if picked:
+        return picked
+    # overcommitted or unknown: charge the freest indices so the totals stay right
+    order = sorted(range(len(free.gpus)), key=lambda i: (-free.gpus[i], i))
+    return tuple(order[: max(req.whole, 1)])
+
+
+def build_free(
+    nodes: Iterable[tuple[Node, str | None]], pods_by_node: dict[str, list[Pod]]
+) -> tuple[dict[str, NodeFree], dict[tuple[str, str], Charge]]:
+    """Free state of every node after the pods that hold resources there, and each pod's charge.
+
+    Pods that name their GPU indices are charged first, so pods without indices fill around them.
+    """
+    free: dict[str, NodeFree] = {}
+    charges: dict[tuple[str, str], Charge] = {}
+    for node, product in nodes:
+        nf = NodeFree.empty(node, product)
+        pods = sorted(pods_by_node.get(node.name, ()), key=lambda p: (not p.gpu_indices, p.namespace, p.name))
+        for pod in pods:
+            req = Request.of(pod.requests)
+            indices = _pod_indices(nf, pod, req)
+            nf.charge(req, indices)
+            charges[pod.key] = Charge(node.name, req, indices)
+        free[node.name] = nf
+    return free, charges
+
+
+def _greedy(items: list[tuple[int, int, NodeFree]], m: int) -> list[tuple[NodeFree, int]] | None:
+    """Fewest nodes: take the nodes hosting the most members first (ties: scan order)."""
+    out: list[tuple[NodeFree, int]] = []
+    left = m
+    for h, _idx, nf in sorted(items, key=lambda t: (-t[0], t[1])):
+        take = min(h, left)
+        out.append((nf, take))
+        left -= take
+        if left == 0:
+            return out
+    return None
+
+
+def choose(nodes: Sequence[NodeFree], req: Request, m: int) -> list[tuple[NodeFree, int]] | None:
+    """Plan where ``m`` members go (node, count) without mutating anything; ``None`` if they don't fit.
+
+    One member: first fit in scan order (early exit). A gang: prefer one topology domain needing the
+    fewest nodes; otherwise the fewest nodes overall.
+    """
+    if m <= 0:
+        return []
+    if m == 1:
+        for nf in nodes:
+            if nf.fits_one(req):
+                return [(nf, 1)]
+        return None
+    items: list[tuple[int, int, NodeFree]] = []
+    total = 0
+    for idx, nf in enumerate(nodes):
+        h = nf.hosts(req, m)
+        if h:
+            items.append((h, idx, nf))
+            total += h
+    if total < m:
+        return None
+    domains: dict[str, list[tuple[int, int, NodeFree]]] = {}
+    for item in items:
+        if item[2].domain is not None:
+            domains.setdefault(item[2].domain, []).append(item)
+    best: tuple[int, str, list[tuple[NodeFree, int]]] | None = None
+    for domain in sorted(domains):
+        plan = _greedy(domains[domain], m)
+        if plan is not None and (best is None or len(plan) < best[0]):
+            best = (len(plan), domain, plan)
+    if best is not None:
+        return best[2]
+    return _greedy(items, m)
+
+
+def commit(plan: list[tuple[NodeFree, int]], req: Request) -> list[tuple[str, tuple[int, ...]]]:
+    """Apply a plan to the nodes in it; returns (node, gpu indices) per member in order."""
+    out: list[tuple[str, tuple[int, ...]]] = []
+    for nf, count in plan:
+        for _ in range(count):
+            out.append((nf.name, nf.place(req)))
+    return out

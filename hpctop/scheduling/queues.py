@@ -1,0 +1,193 @@
+"""The queue tree: guarantees, limits, usage roll-up, DRF shares and the fair-share factor.
+
+Why: YuniKorn, Kueue and Volcano all share a cluster out through a hierarchy of queues with a
+guaranteed and a maximum amount; hpctop models that one tree (dotted paths under ``root``) so the
+ordering is the same whatever the backend. Queues named by jobs but missing from the policy are not
+invented: such jobs go to the default queue, which is created (with its parents) if absent.
+
+Limits: ``Resources`` cannot tell "0" from "unset", so a component of ``max`` that is 0 is read
+as *no limit* on that resource (YuniKorn's rule for resources a queue does not list). Usage is
+mutable during a cycle (placements add to the leaf and every ancestor), so the DRF order sees the
+effect of each placement at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hpctop.model.policy import ROOT, Policy, QueueSpec, QueueState
+from hpctop.model.resources import ZERO, Resources
+from hpctop.scheduling.types import QueueStatus
+
+
+@dataclass(slots=True)
+class QueueNode:
+    spec: QueueSpec
+    children: list[str] = field(default_factory=list)
+    used: Resources = ZERO
+    pending: Resources = ZERO
+    running_jobs: int = 0
+    pending_jobs: int = 0
+    normalized_share: float = 0.0
+
+    @property
+    def path(self) -> str:
+        return self.spec.path
+
+
+class QueueTree:
+    """Queues by path; ``resolve`` maps a job's queue to a path in the tree."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.nodes: dict[str, QueueNode] = {}
+        for spec in sorted(policy.queues, key=lambda q: q.path):
+            self._add(spec)
+        if ROOT not in self.nodes:
+            self._add(QueueSpec(ROOT))
+        default = policy.default_queue or ROOT
+        self.default = default if default == ROOT or default.startswith(ROOT + ".") else f"{ROOT}.{default}"
+        if self.default not in self.nodes:
+            self._add(QueueSpec(self.default))
+        for node in self.nodes.values():
+            node.children.sort()
+
+    def _add(self, spec: QueueSpec) -> None:
+        if spec.path in self.nodes:
+            # an explicit spec replaces an implicit parent created earlier
+            self.nodes[spec.path].spec = spec
+            return
+        self.nodes[spec.path] = QueueNode(spec)
+        parent = spec.parent
+        if parent is None:
+            return
+        if parent not in self.nodes:
+            self._add(QueueSpec(parent))
+        self.nodes[parent].children.append(spec.path)
+
+    def resolve(self, queue: str | None) -> str:
+        """The tree path for a job's queue name (``root.``-prefix optional), else the default queue."""
+        if queue:
+            if queue in self.nodes:
+                return queue
+            prefixed = f"{ROOT}.{queue}"
+            if prefixed in self.nodes:
+                return prefixed
+        return self.default
+
+    def ancestors(self, path: str) -> list[str]:
+        """The queue itself and every parent up to root."""
+        out = [path]
+        parent = self.nodes[path].spec.parent
+        while parent is not None and parent in self.nodes:
+            out.append(parent)
+            parent = self.nodes[parent].spec.parent
+        return out
+
+    def tree_order(self) -> list[str]:
+        """Depth-first from root, children sorted by name."""
+        out: list[str] = []
+        roots = sorted(
+            p for p, n in self.nodes.items() if n.spec.parent is None or n.spec.parent not in self.nodes
+        )
+        stack = list(reversed(roots))
+        while stack:
+            path = stack.pop()
+            out.append(path)
+            stack.extend(reversed(self.nodes[path].children))
+        return out
+
+    def add_used(self, path: str, amount: Resources) -> None:
+        for p in self.ancestors(path):
+            self.nodes[p].used = self.nodes[p].used + amount
+
+    def closed(self, path: str) -> str | None:
+        """The first closed queue on the path to root, if any."""
+        for p in self.ancestors(path):
+            if self.nodes[p].spec.state == QueueState.CLOSED:
+                return p
+        return None
+
+    def over_max(self, path: str, amount: Resources) -> tuple[str, str, int, int] | None:
+        """(queue, resource, used, max) for the first queue that ``amount`` would push above max."""
+        for p in self.ancestors(path):
+            node = self.nodes[p]
+            limit = node.spec.max
+            if limit is None:
+                continue
+            after = node.used + amount
+            for name, value, cap in (
+                ("gpu", after.gpu, limit.gpu),
+                ("cpu", after.cpu, limit.cpu),
+                ("memory", after.memory, limit.memory),
+            ):
+                if cap > 0 and value > cap:
+                    return p, name, node.used.get(name), cap
+            for key, cap in limit.extended:
+                if cap > 0 and after.get(key) > cap:
+                    return p, key, node.used.get(key), cap
+        return None
+
+    def drf_share(self, path: str, cluster: Resources) -> float:
+        """Dominant share for ordering: usage over guaranteed, or over the cluster without one."""
+        node = self.nodes[path]
+        base = cluster if node.spec.guaranteed.is_zero() else node.spec.guaranteed
+        share, _ = node.used.dominant_share(base)
+        if not node.spec.guaranteed.is_zero() and share == 0.0 and not node.used.is_zero():
+            # used only resources the guarantee does not cover: fall back to the cluster
+            share, _ = node.used.dominant_share(cluster)
+        return share
+
+    def compute_normalized_shares(self, cluster: Resources) -> None:
+        """S: guaranteed dominant share of the cluster, or an equal split of the parent's S."""
+        for path in self.tree_order():
+            node = self.nodes[path]
+            parent = node.spec.parent
+            if parent is None or parent not in self.nodes:
+                node.normalized_share = 1.0
+                continue
+            if not node.spec.guaranteed.is_zero():
+                node.normalized_share, _ = node.spec.guaranteed.dominant_share(cluster)
+            else:
+                siblings = len(self.nodes[parent].children) or 1
+                node.normalized_share = self.nodes[parent].normalized_share / siblings
+
+    def fairshare(self, path: str, cluster: Resources) -> tuple[float, float, float]:
+        """(U, S, 2^(-U/S)) for a queue; S of 0 gives 1 when unused, else 0."""
+        node = self.nodes[path]
+        usage, _ = node.used.dominant_share(cluster)
+        s = node.normalized_share
+        if s <= 0:
+            return usage, s, 1.0 if usage <= 0 else 0.0
+        return usage, s, 2.0 ** (-usage / s)
+
+    def status(self, cluster: Resources) -> dict[str, QueueStatus]:
+        out: dict[str, QueueStatus] = {}
+        depth: dict[str, int] = {}
+        for path in self.tree_order():
+            node = self.nodes[path]
+            parent = node.spec.parent if node.spec.parent in self.nodes else None
+            depth[path] = depth[parent] + 1 if parent is not None else 0
+            base = cluster if node.spec.guaranteed.is_zero() else node.spec.guaranteed
+            share, resource = node.used.dominant_share(base)
+            u, s, factor = self.fairshare(path, cluster)
+            borrowing = not node.used.is_zero() and not node.used.fits_in(node.spec.guaranteed)
+            out[path] = QueueStatus(
+                path=path,
+                parent=parent,
+                children=tuple(node.children),
+                depth=depth[path],
+                state=node.spec.state,
+                guaranteed=node.spec.guaranteed,
+                max=node.spec.max,
+                used=node.used,
+                pending=node.pending,
+                running_jobs=node.running_jobs,
+                pending_jobs=node.pending_jobs,
+                dominant_share=share,
+                dominant_resource=resource,
+                cluster_share=u,
+                normalized_share=s,
+                fairshare_factor=factor,
+                borrowing=borrowing,
+            )
+        return out
