@@ -1,0 +1,178 @@
+"""A live cluster as a source: one reflector per resource feeding one store.
+
+Two ways in, for the two ways hpctop is used:
+
+- :func:`run_live` (the console): load the connection, start a reflector per resource, and keep
+  the store converging on the cluster until cancelled. Each resource fails on its own: a 403 on
+  Jobs greys out what needs Jobs and leaves Pods and Nodes live. Quitting cancels the task, which
+  closes every stream at once (W18).
+- :func:`list_once` (the shell tables, ``hpctop jobs --kubeconfig ...``): one consistent list of
+  each resource, concurrently, into a store, and no watch.
+
+Credentials are acquired by :func:`hpctop.sources.kube.connection.load_connection` before any
+reflector starts, so an interactive exec plugin runs before a console would draw (C1); callers
+that start a TUI should call it first and pass the connection in.
+
+A namespace of ``None`` means every namespace (the cluster view, like ``squeue``), not the
+context's default namespace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType, TracebackType
+from typing import Self
+
+from hpctop.model.store import Store
+from hpctop.sources.kube.connection import Connection, load_connection
+from hpctop.sources.kube.errors import Forbidden, NotFound
+from hpctop.sources.kube.reflector import Reflector, ReflectorSettings, ReflectorState, ReflectorStatus
+from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
+from hpctop.sources.kube.transport import KubeClient
+
+StatusCallback = Callable[[ReflectorStatus], None]
+
+
+class LiveSession:
+    """Reflectors for a set of resources, sharing one client and one store.
+
+    Use as an async context manager: entering starts the reflectors, leaving cancels them and
+    closes the HTTP session. :meth:`statuses` is what the status bar reads.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        store: Store,
+        *,
+        namespace: str | None = None,
+        resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+        settings: ReflectorSettings | None = None,
+        on_status: StatusCallback | None = None,
+        qps: int = 50,
+    ) -> None:
+        self.connection = connection
+        self.store = store
+        self.client = KubeClient(connection, qps=qps)
+        self.reflectors: dict[str, Reflector] = {
+            spec.kind: Reflector(
+                self.client, store, spec, namespace=namespace, settings=settings, on_status=on_status
+            )
+            for spec in resources
+        }
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def statuses(self) -> Mapping[str, ReflectorStatus]:
+        return MappingProxyType({kind: r.status for kind, r in self.reflectors.items()})
+
+    async def wait_settled(self) -> None:
+        """Wait until every resource is synced, or known to be forbidden/unavailable/unauthorized."""
+        await asyncio.gather(*(r.settled.wait() for r in self.reflectors.values()))
+
+    async def wait_synced(self) -> None:
+        """Wait until every resource that is not forbidden or unavailable is synced now."""
+        degraded = {ReflectorState.FORBIDDEN, ReflectorState.UNAVAILABLE, ReflectorState.UNAUTHORIZED}
+        while True:
+            await self.wait_settled()
+            pending = [r for r in self.reflectors.values() if r.status.state not in degraded]
+            if all(r.status.state is ReflectorState.SYNCED for r in pending):
+                return
+            await asyncio.gather(*(r.wait_synced() for r in pending))
+
+    def start(self) -> None:
+        for kind, reflector in self.reflectors.items():
+            self._tasks.append(asyncio.create_task(reflector.run(), name=f"hpctop-reflector-{kind}"))
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.client.close()
+
+    async def __aenter__(self) -> Self:
+        self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+async def run_live(
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    store: Store,
+    *,
+    resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+    settings: ReflectorSettings | None = None,
+    on_status: StatusCallback | None = None,
+    on_session: Callable[[LiveSession], None] | None = None,
+    connection: Connection | None = None,
+) -> None:
+    """Keep ``store`` equal to the cluster until cancelled.
+
+    Errors in loading the kubeconfig raise before anything starts (``KubeConfigError``); after
+    that, failures are per resource and visible through ``on_status`` / the session's statuses.
+    """
+    conn = connection or await load_connection(kubeconfig, context)
+    async with LiveSession(
+        conn, store, namespace=namespace, resources=resources, settings=settings, on_status=on_status
+    ) as session:
+        if on_session is not None:
+            on_session(session)
+        await asyncio.Event().wait()  # until cancelled
+
+
+async def list_once(
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str | None,
+    *,
+    resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+    store: Store | None = None,
+    notes: list[str] | None = None,
+    settings: ReflectorSettings | None = None,
+    connection: Connection | None = None,
+) -> Store:
+    """List each resource once (consistent reads, paginated) into a store; no watch.
+
+    A resource the user may not list (403) or that the server does not serve (404) is left out
+    and described in ``notes``; any other failure (unreachable server, bad certificate, 401)
+    raises, since a table from a partial read would mislead.
+    """
+    conn = connection or await load_connection(kubeconfig, context)
+    target = store if store is not None else Store()
+    async with KubeClient(conn) as client:
+        reflectors = [
+            Reflector(client, target, spec, namespace=namespace, settings=settings) for spec in resources
+        ]
+
+        async def one(reflector: Reflector) -> None:
+            try:
+                await reflector.relist()
+            except (Forbidden, NotFound) as exc:
+                if notes is not None:
+                    notes.append(f"{reflector.spec.kind}: {exc}")
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for reflector in reflectors:
+                    group.create_task(one(reflector))
+        except ExceptionGroup as failed:
+            raise _first_leaf(failed) from None
+    return target
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+__all__ = ["LiveSession", "list_once", "run_live"]

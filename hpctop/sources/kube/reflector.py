@@ -1,0 +1,387 @@
+"""The reflector: one resource's list → synced → watch loop, kept converging on the server's state.
+
+Why hpctop owns this loop instead of using a library's watch: every library surveyed in
+RELIABILITY.md §1.1 misses at least one of relisting after a 410, backing off, honouring
+``Retry-After``, or noticing a stalled connection, and each of those leaves either a model that
+silently differs from the cluster or a client that hammers a sick API server. The shape follows
+kopf's watching module (list, mark listed, watch from the list's resourceVersion, relist on 410,
+per-line inactivity watchdog) with client-go's reflector rules for what each failure means.
+
+The loop, per resource (RELIABILITY.md §1.2):
+
+1. **List** page by page (``limit``/``continue``), always a consistent read (no
+   ``resourceVersion``), so a relist can never move the model back in time. A 410 on a
+   ``continue`` page starts over from the first page (W4).
+2. **Swap**: the decoded items replace the resource in the store in one call
+   (:meth:`Store.replace`), which drops what vanished while the watch was away (W2).
+3. **Synced**: the status says so only now.
+4. **Watch** from the list's resourceVersion with ``allowWatchBookmarks`` and a random
+   ``timeoutSeconds``; every line resets an inactivity deadline (W10). Each line is decoded once
+   and applied; its resourceVersion (bookmarks included, W13) is where the next watch resumes.
+
+Failures and what they cost: a 410 (HTTP or in-stream), or a too-large RV, relists; connection
+errors, resets, stalls and 429 re-watch from the same RV after a backoff (429: at least
+``Retry-After``, W7); 5xx back off and, after ``max_failures`` in a row, relist (W8); a watch that
+ends within a second with no events counts as a failure, not a normal end (the Events bug, W5);
+garbage lines are skipped and counted (W12), and too many in one stream reopen it. A 403 marks
+the resource forbidden and retries rarely, without touching the others; a 401 re-runs the
+credential source up to three times, then stops this resource with "re-authentication required".
+
+Nothing here blocks the event loop for long: list pages are decoded with a yield every few
+hundred items, and cancellation (quitting) closes the open stream at once (W18).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+from hpctop.model.decode import DecodeError, decode_event, decode_object
+from hpctop.model.store import Store
+from hpctop.sources.kube.backoff import Backoff
+from hpctop.sources.kube.errors import (
+    ApiError,
+    Forbidden,
+    Gone,
+    KubeError,
+    NotFound,
+    ServerError,
+    StreamBroken,
+    TooManyRequests,
+    Unauthorized,
+    error_for_status,
+)
+from hpctop.sources.kube.resources import ResourceSpec
+from hpctop.sources.kube.transport import OVERSIZED, KubeClient
+
+log = logging.getLogger(__name__)
+
+
+class ReflectorState(StrEnum):
+    SYNCING = "syncing"  # listing, nothing shown yet for this resource
+    SYNCED = "synced"  # listed and watching
+    RETRYING = "retrying"  # a failure; waiting for the next attempt (rows may be stale)
+    FORBIDDEN = "forbidden"  # RBAC says no; the feature that needs it is degraded
+    UNAVAILABLE = "unavailable"  # the server does not serve this resource (404)
+    UNAUTHORIZED = "unauthorized"  # credentials rejected even after refreshing them
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorStatus:
+    """What the status bar shows for one resource. Times are wall-clock seconds (``time.time``)."""
+
+    kind: str
+    state: ReflectorState = ReflectorState.SYNCING
+    note: str = ""
+    since: float = 0.0
+    synced_once: bool = False
+    resource_version: str = ""
+    last_event_at: float | None = None
+    retry_at: float | None = None
+    lists: int = 0
+    watches: int = 0
+    events: int = 0
+    bad_lines: int = 0
+    failures: int = 0
+
+    @property
+    def stale(self) -> bool:
+        """Rows of this resource may differ from the cluster right now."""
+        return self.state is not ReflectorState.SYNCED
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorSettings:
+    page_size: int = 5000
+    timeout_seconds: tuple[int, int] = (300, 600)  # server-side watch timeout drawn from this range
+    inactivity: float = 70.0  # client-side deadline per line, bookmarks included
+    max_failures: int = 5  # consecutive 5xx / very short watches before a relist
+    max_bad_lines: int = 100  # garbage lines in one stream before it is reopened
+    very_short: float = 1.0  # a watch ending this fast with no events is a failure
+    forbidden_retry: float = 300.0  # how often a forbidden resource is tried again
+    max_reauth: int = 3
+    label_selector: str | None = None
+    backoff_initial: float = 0.8
+    backoff_cap: float = 30.0
+
+
+class _Relist(Exception):
+    """An in-stream ERROR that is neither 410 nor a server error: start over with a list."""
+
+
+@dataclass(slots=True)
+class _WatchOutcome:
+    events: int
+    duration: float
+
+
+class Reflector:
+    """Keeps one resource of ``store`` equal to the server's, until cancelled."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        store: Store,
+        spec: ResourceSpec,
+        *,
+        namespace: str | None = None,
+        settings: ReflectorSettings | None = None,
+        on_status: Callable[[ReflectorStatus], None] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.spec = spec
+        self.namespace = namespace
+        self.settings = settings or ReflectorSettings()
+        self._on_status = on_status
+        self._rng = rng or random.Random()
+        self.backoff = Backoff(
+            initial=self.settings.backoff_initial, cap=self.settings.backoff_cap, rng=self._rng.random
+        )
+        self.status = ReflectorStatus(spec.kind, since=time.time())
+        self._rv: str | None = None  # where the next watch resumes; None: list first
+        self.settled = asyncio.Event()  # set once synced, forbidden, unavailable or unauthorized
+        self._synced = asyncio.Event()
+
+    # -- status ---------------------------------------------------------------------------------
+
+    def _update(self, **changes: Any) -> None:
+        state = changes.get("state")
+        if state is not None and state != self.status.state:
+            changes.setdefault("since", time.time())
+        self.status = replace(self.status, **changes)
+        if self.status.state in (
+            ReflectorState.SYNCED,
+            ReflectorState.FORBIDDEN,
+            ReflectorState.UNAVAILABLE,
+            ReflectorState.UNAUTHORIZED,
+        ):
+            self.settled.set()
+        if self.status.state is ReflectorState.SYNCED:
+            self._synced.set()
+        else:
+            self._synced.clear()
+        if self._on_status is not None:
+            self._on_status(self.status)
+
+    async def wait_synced(self) -> None:
+        """Wait until the resource is synced (again)."""
+        await self._synced.wait()
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self._rv = None
+        failures = 0  # consecutive 5xx / very short watches since the last list
+        reauth = 0
+        just_listed = False
+        try:
+            while True:
+                try:
+                    if self._rv is None:
+                        self._update(state=ReflectorState.SYNCING, retry_at=None)
+                        self._rv = await self.relist()
+                        failures = 0
+                        just_listed = True
+                        self._update(
+                            state=ReflectorState.SYNCED,
+                            synced_once=True,
+                            note="",
+                            resource_version=self._rv,
+                            retry_at=None,
+                        )
+                    outcome = await self._watch(self._rv)
+                    reauth = 0
+                    if outcome.events == 0 and outcome.duration < self.settings.very_short:
+                        failures += 1
+                        if failures >= self.settings.max_failures:
+                            self._rv = None
+                        await self._retry("the watch closed at once with no events")
+                        continue
+                    failures = 0
+                    just_listed = False
+                except Gone as exc:
+                    self._rv = None
+                    if just_listed:  # a 410 right after a relist: do not loop on relists
+                        await self._retry(exc.detail)
+                    just_listed = False
+                except _Relist as exc:
+                    self._rv = None
+                    await self._retry(str(exc))
+                except TooManyRequests as exc:
+                    await self._retry(exc.detail, floor=exc.retry_after or 0.0)
+                except ServerError as exc:
+                    failures += 1
+                    if failures >= self.settings.max_failures:
+                        self._rv = None
+                    await self._retry(exc.detail, floor=exc.retry_after or 0.0)
+                except Forbidden as exc:
+                    self._rv = None
+                    self._update(state=ReflectorState.FORBIDDEN, note=exc.detail)
+                    await self._sleep(self.settings.forbidden_retry)
+                except NotFound as exc:
+                    self._rv = None
+                    self._update(state=ReflectorState.UNAVAILABLE, note=exc.detail)
+                    await self._sleep(self.settings.forbidden_retry)
+                except Unauthorized as exc:
+                    reauth += 1
+                    if reauth > self.settings.max_reauth:
+                        self._update(state=ReflectorState.UNAUTHORIZED, note=exc.detail, retry_at=None)
+                        return
+                    try:
+                        await self.client.connection.reauthenticate()
+                    except KubeError as reload_error:
+                        self._update(state=ReflectorState.UNAUTHORIZED, note=reload_error.detail)
+                        return
+                    await self._retry(exc.detail)
+                except KubeError as exc:  # unreachable, reset, stall, certificate, other 4xx
+                    await self._retry(exc.detail)
+        finally:
+            if self.status.state is not ReflectorState.UNAUTHORIZED:
+                self._update(state=ReflectorState.STOPPED)
+
+    async def _sleep(self, delay: float) -> None:
+        self._update(retry_at=time.time() + delay)
+        await asyncio.sleep(delay)
+
+    async def _retry(self, note: str, *, floor: float = 0.0) -> None:
+        delay = max(self.backoff.next(), floor)
+        self._update(
+            state=ReflectorState.RETRYING,
+            note=note[:300],
+            failures=self.status.failures + 1,
+        )
+        log.info("%s: %s; retrying in %.1fs", self.spec.kind, note[:300], delay)
+        await self._sleep(delay)
+
+    # -- list -----------------------------------------------------------------------------------
+
+    async def relist(self) -> str:
+        """Read every page, then replace the resource in the store in one step; return the RV."""
+        self._update(lists=self.status.lists + 1)
+        path = self.spec.path(self.namespace)
+        objects: list[Any] = []
+        params: dict[str, str] = {"limit": str(self.settings.page_size)}
+        if self.settings.label_selector:
+            params["labelSelector"] = self.settings.label_selector
+        kind = self.spec.kind
+        while True:
+            body = await self.client.get(path, params)
+            try:
+                page = orjson.loads(body)
+                metadata = page.get("metadata") or {}
+                items = page.get("items") or []
+            except (orjson.JSONDecodeError, AttributeError):
+                raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
+            for index, item in enumerate(items):
+                if not isinstance(item, dict):
+                    self.store.skipped[f"{kind}: list item is not an object"] += 1
+                    continue
+                item.setdefault("kind", kind)
+                item.setdefault("apiVersion", self.spec.api_version)
+                try:
+                    objects.append(decode_object(kind, orjson.dumps(item)))
+                except DecodeError as exc:
+                    self.store.skipped[f"{kind}: {exc.detail}"[:200]] += 1
+                if index % 500 == 499:
+                    await asyncio.sleep(0)  # let the console breathe during a big list
+            token = metadata.get("continue")
+            if not token:
+                rv = str(metadata.get("resourceVersion") or "")
+                break
+            params["continue"] = str(token)
+        self.store.replace(kind, objects, rv)
+        return rv
+
+    # -- watch ----------------------------------------------------------------------------------
+
+    async def _watch(self, rv: str) -> _WatchOutcome:
+        """Stream events from ``rv`` until the server ends the watch; return where to resume."""
+        low, high = self.settings.timeout_seconds
+        params = {
+            "watch": "true",
+            "resourceVersion": rv,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(self._rng.randint(low, high)),
+        }
+        if self.settings.label_selector:
+            params["labelSelector"] = self.settings.label_selector
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        events = 0
+        bad = 0
+        self._update(watches=self.status.watches + 1)
+        async with self.client.stream(self.spec.path(self.namespace), params) as lines:
+            while True:
+                try:
+                    async with asyncio.timeout(self.settings.inactivity):
+                        line = await anext(lines, None)
+                except TimeoutError:
+                    raise StreamBroken(f"no data for {self.settings.inactivity:.0f}s, reconnecting") from None
+                if line is None:
+                    return _WatchOutcome(events, loop.time() - started)
+                new_rv = self._apply(line)
+                if new_rv is None:
+                    bad += 1
+                    if bad > self.settings.max_bad_lines:
+                        raise StreamBroken(f"{bad} malformed lines in one watch, reopening it")
+                    continue
+                events += 1
+                if new_rv:
+                    self._rv = new_rv  # progress survives a broken stream: resume from here
+                self._update(
+                    resource_version=self._rv or "", events=self.status.events + 1, last_event_at=time.time()
+                )
+
+    def _apply(self, line: bytes) -> str | None:
+        """Apply one watch line. Return its RV ("" when it has none), or None when it was skipped.
+
+        An in-stream ``ERROR`` raises the error it stands for.
+        """
+        kind = self.spec.kind
+        if line is OVERSIZED:
+            self._bad("oversized watch line")
+            return None
+        try:
+            event = decode_event(kind, line)
+        except DecodeError as exc:
+            if b'"ERROR"' in line:
+                self._raise_in_stream_error(line)
+            self._bad(exc.detail)
+            return None
+        self.store.apply(event)
+        return event.resource_version
+
+    def _bad(self, detail: str) -> None:
+        self.store.skipped[f"{self.spec.kind}: {detail}"[:200]] += 1
+        self._update(bad_lines=self.status.bad_lines + 1)
+
+    def _raise_in_stream_error(self, line: bytes) -> None:
+        try:
+            parsed = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(parsed, dict) or parsed.get("type") != "ERROR":
+            return
+        status = parsed.get("object")
+        if not isinstance(status, dict):
+            raise _Relist("an in-stream ERROR without a Status")
+        code = status.get("code")
+        error: ApiError = error_for_status(
+            code if isinstance(code, int) else 500, orjson.dumps(status), what=self.spec.path(self.namespace)
+        )
+        if isinstance(error, Gone | ServerError | TooManyRequests):
+            raise error
+        if status.get("reason") == "InternalError":
+            raise ServerError(error.detail, status=500, reason="InternalError")
+        raise _Relist(f"watch ended with an error: {error.detail}")

@@ -1,0 +1,80 @@
+"""Fixtures for the live-cluster tests: a FakeApiServer on 127.0.0.1 and a kubeconfig pointing at it.
+
+The kubeconfig is a real file read by the official loader (``kubernetes.aio.config``), so these
+tests cover the same path a user's ``--kubeconfig`` takes; nothing in the client is patched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import kmock
+import orjson
+import pytest
+
+from hpctop.model.store import Store
+from hpctop.sources.kube.connection import Connection, load_connection
+from tests.kube.fakeserver import FakeApiServer
+
+TOKEN = "canary-token-3f9a1c"  # a canary: it must never show up in errors or logs (C4)
+
+
+def write_kubeconfig(
+    path: Path,
+    server: str,
+    *,
+    token: str | None = TOKEN,
+    context: str = "fake",
+    namespace: str | None = None,
+    user: dict[str, Any] | None = None,
+    cluster_extra: dict[str, Any] | None = None,
+) -> Path:
+    ctx: dict[str, Any] = {"cluster": "fake-cluster", "user": "fake-user"}
+    if namespace:
+        ctx["namespace"] = namespace
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": context,
+        "clusters": [{"name": "fake-cluster", "cluster": {"server": server, **(cluster_extra or {})}}],
+        "contexts": [
+            {"name": context, "context": ctx},
+            {
+                "name": "other",
+                "context": {"cluster": "fake-cluster", "user": "fake-user", "namespace": "ns2"},
+            },
+        ],
+        "users": [
+            {"name": "fake-user", "user": user if user is not None else ({"token": token} if token else {})}
+        ],
+    }
+    path.write_bytes(orjson.dumps(config))  # JSON is YAML
+    return path
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeApiServer]:
+    async with FakeApiServer() as server, kmock.Server(server):
+        yield server
+
+
+@pytest.fixture
+def server_url(fake: FakeApiServer) -> str:
+    return str(fake.url).rstrip("/")
+
+
+@pytest.fixture
+def kubeconfig(tmp_path: Path, server_url: str) -> Path:
+    return write_kubeconfig(tmp_path / "config", server_url)
+
+
+@pytest.fixture
+async def connection(kubeconfig: Path) -> Connection:
+    return await load_connection(str(kubeconfig))
+
+
+@pytest.fixture
+def store() -> Store:
+    return Store(clock=lambda: 1767225600.0)
