@@ -1,7 +1,463 @@
-"""Command-line entry point (placeholder until the CLI lands)."""
+"""Command line: the console (``hpctop``) and one-shot Slurm-style tables (``hpctop jobs`` ...).
+
+Users come from Slurm, so the subcommands mirror the commands they know: ``jobs`` is squeue,
+``queues`` is sshare, ``nodes`` and ``gpus`` are sinfo (with GPU columns), ``prio`` is sprio.
+Filters take the same shapes as there (comma-separated lists, squeue state codes such as
+``PD,R``), and ``-o json`` gives deterministic output for scripts: the same ``--seed`` and
+``--at`` give the same bytes.
+
+The same entry point serves as a kubectl plugin: kubectl runs ``kubectl-hpctop jobs`` for
+``kubectl hpctop jobs``, with the same arguments, so only the program name in messages changes.
+
+Errors a user can cause (an unknown state, a missing scenario file, a bad config value) are
+:class:`~hpctop.errors.HpctopError` subclasses, printed as one line on stderr with the error's
+exit status (2 for usage, config and scenario errors); argparse's own errors are turned into
+:class:`~hpctop.errors.UsageError` so they follow the same rule. The console is imported only
+when it is started, so the tables never load Textual.
+"""
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import importlib.util
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, Protocol, TextIO
 
-def main(argv: list[str] | None = None) -> int:
+from hpctop import __version__
+from hpctop.config import Settings, load_settings
+from hpctop.errors import HpctopError, UsageError
+from hpctop.model.policy import Policy
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import ScheduleResult
+from hpctop.tables import jobs as jobs_table
+from hpctop.tables import nodes as nodes_table
+from hpctop.tables import prio as prio_table
+from hpctop.tables import queues as queues_table
+from hpctop.tables.render import FORMATS, Column, Row, render
+from hpctop.tables.select import (
+    NODE_STATE_ALIASES,
+    NODE_STATES,
+    QUEUE_STATES,
+    parse_choices,
+    parse_job_states,
+    sort_rows,
+    split_list,
+)
+
+
+class SessionLike(Protocol):
+    """What the CLI needs from :class:`hpctop.runtime.session.Session`."""
+
+    policy: Policy
+    speed: float
+    now: float
+    snapshot: Snapshot
+    result: ScheduleResult
+
+    def step(self, virtual_seconds: float) -> None: ...
+
+    def refresh(self) -> None: ...
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that raises :class:`UsageError` instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _prog(argv0: str | None = None) -> str:
+    name = os.path.basename(argv0 or (sys.argv[0] if sys.argv else "") or "hpctop")
+    if name.startswith("kubectl-"):
+        return "kubectl " + name.removeprefix("kubectl-")
+    return "hpctop"
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds, 0 or more")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
+    return value
+
+
+def _source_options() -> _Parser:
+    # Defaults are SUPPRESS so that a flag given before the subcommand (``hpctop --seed 3 jobs``)
+    # is not overwritten by the subcommand's default: both spellings work.
+    group = _Parser(add_help=False)
+    opts = group.add_argument_group("source")
+    quiet = argparse.SUPPRESS
+    opts.add_argument(
+        "--demo", action="store_true", default=quiet, help="the simulated demo cluster (the default source)"
+    )
+    opts.add_argument(
+        "--scenario", metavar="FILE", default=quiet, help="a simulated cluster from a scenario file"
+    )
+    opts.add_argument("--seed", metavar="N", type=_seed, default=quiet, help="random seed of the simulation")
+    opts.add_argument(
+        "--at",
+        metavar="SECONDS",
+        type=_seconds,
+        default=quiet,
+        help="advance the virtual clock this far first (t=0 is 2026-01-01T00:00:00Z)",
+    )
+    opts.add_argument("--config", metavar="PATH", default=quiet, help="config file (default: XDG location)")
+    return group
+
+
+def _output_options(sort_help: str) -> _Parser:
+    group = _Parser(add_help=False)
+    opts = group.add_argument_group("output")
+    opts.add_argument(
+        "-o", "--output", choices=FORMATS, default="table", help="output format (default: table)"
+    )
+    opts.add_argument("--sort", metavar="FIELD[,FIELD]", help=sort_help)
+    opts.add_argument("--no-header", action="store_true", help="leave out the header line (table and csv)")
+    return group
+
+
+def _sort_help(keys: Sequence[str]) -> str:
+    return "sort by these fields, '-' in front for descending; fields: " + ", ".join(keys)
+
+
+def _job_filters(parser: argparse.ArgumentParser) -> None:
+    opts = parser.add_argument_group("filters (comma-separated lists)")
+    opts.add_argument(
+        "-q", "--queue", metavar="QUEUE", help="queue path, a parent queue, or a leaf queue name"
+    )
+    opts.add_argument("-p", "--partition", metavar="PARTITION", help="partition name")
+    opts.add_argument(
+        "-t",
+        "--state",
+        metavar="STATE",
+        help="job states by name (PENDING, RUNNING) or squeue code (PD, R), or ALL",
+    )
+    opts.add_argument("-n", "--namespace", metavar="NAMESPACE", help="Kubernetes namespace")
+    opts.add_argument("-u", "--user", metavar="USER", help="job owner")
+    opts.add_argument("--me", action="store_true", help="only your jobs (the 'user' setting, default $USER)")
+
+
+def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
+    """The whole command line, for ``main`` and for the usage docs."""
+    source = _source_options()
+    parser = _Parser(
+        prog=prog,
+        parents=[source],
+        description="A terminal console for GPU and HPC work on Kubernetes: squeue + sinfo + sprio + sshare "
+        "+ htop.",
+        epilog=f"Without a command, {prog} starts the console. "
+        f"Run '{prog} COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"hpctop {__version__}")
+    console = parser.add_argument_group("console")
+    console.add_argument("--speed", type=_speed, help="virtual seconds per real second (demo and scenario)")
+    console.add_argument("--read-only", action="store_true", default=None, help="refuse every action")
+    console.add_argument(
+        "--theme", metavar="NAME", help="colour theme (remembered when picked in the console)"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    jobs = commands.add_parser(
+        "jobs",
+        parents=[source, _output_options(_sort_help(jobs_table.SORT_KEYS))],
+        help="jobs, like squeue",
+        description="Jobs, like squeue. Finished jobs are left out unless --all or --state asks for them.",
+    )
+    _job_filters(jobs)
+    jobs.add_argument("-a", "--all", action="store_true", help="include finished jobs")
+    jobs.set_defaults(handler=_cmd_jobs)
+
+    prio = commands.add_parser(
+        "prio",
+        parents=[source, _output_options(_sort_help(prio_table.SORT_KEYS))],
+        help="pending jobs' priority factors, like sprio",
+        description="Priority of pending jobs, like sprio: weighted factors and the total.",
+    )
+    _job_filters(prio)
+    prio.add_argument("--norm", action="store_true", help="show normalised factors instead of weighted ones")
+    prio.set_defaults(handler=_cmd_prio)
+
+    queues = commands.add_parser(
+        "queues",
+        parents=[source, _output_options(_sort_help(queues_table.SORT_KEYS))],
+        help="the queue tree with quotas and fair share, like sshare",
+        description="The queue tree, like sshare: guaranteed, used and maximum GPUs, jobs and fair share.",
+    )
+    opts = queues.add_argument_group("filters (comma-separated lists)")
+    opts.add_argument("-q", "--queue", metavar="QUEUE", help="these queues and their subtrees")
+    opts.add_argument("-t", "--state", metavar="STATE", help="queue states: " + ", ".join(QUEUE_STATES))
+    queues.set_defaults(handler=_cmd_queues)
+
+    for name, handler, what in (
+        ("nodes", _cmd_nodes, "nodes per partition and state, like sinfo (-N: one row per node)"),
+        ("gpus", _cmd_gpus, "GPUs per partition and model: total, allocated, free, MIG"),
+    ):
+        keys = (
+            nodes_table.GPU_SORT_KEYS
+            if name == "gpus"
+            else tuple(sorted({*nodes_table.SUMMARY_SORT_KEYS, *nodes_table.NODE_SORT_KEYS}))
+        )
+        sub = commands.add_parser(
+            name,
+            parents=[source, _output_options(_sort_help(keys))],
+            help=what,
+            description=what[0].upper() + what[1:],
+        )
+        opts = sub.add_argument_group("filters (comma-separated lists)")
+        opts.add_argument("-p", "--partition", metavar="PARTITION", help="partition name")
+        opts.add_argument("-t", "--state", metavar="STATE", help="node states: " + ", ".join(NODE_STATES))
+        if name == "nodes":
+            sub.add_argument("-N", "--per-node", action="store_true", help="one row per node")
+        sub.set_defaults(handler=handler)
+
+    version = commands.add_parser("version", help="print the version")
+    version.set_defaults(handler=_cmd_version)
+    return parser
+
+
+# -- settings and session ----------------------------------------------------------------------
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        "seed": getattr(args, "seed", None),
+        "speed": getattr(args, "speed", None),
+        "read_only": getattr(args, "read_only", None),
+        "theme": getattr(args, "theme", None),
+    }
+    return load_settings(getattr(args, "config", None), overrides)
+
+
+def _session_module() -> Any:
+    return importlib.import_module("hpctop.runtime.session")
+
+
+def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
+    """The demo cluster, or a scenario's, advanced to ``--at``."""
+    scenario = getattr(args, "scenario", None)
+    if scenario is not None and getattr(args, "demo", False):
+        raise UsageError("--demo and --scenario cannot be used together")
+    at = float(getattr(args, "at", 0.0))
+    module = _session_module()
+    session: SessionLike
+    if scenario is not None:
+        path = Path(scenario).expanduser()
+        if not path.is_file():
+            raise UsageError(f"scenario file not found: {path}")
+        try:
+            session = module.scenario_session(path, seed=settings.seed, at=at, read_only=settings.read_only)
+        except OSError as exc:
+            raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
+    else:
+        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only)
+    session.speed = settings.speed
+    return session
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def _emit(
+    out: TextIO,
+    rows: Sequence[Row],
+    columns: Sequence[Column],
+    args: argparse.Namespace,
+    csv_keys: Sequence[str],
+) -> None:
+    out.write(render(rows, columns, args.output, header=not args.no_header, csv_first=csv_keys))
+
+
+def _users(args: argparse.Namespace, settings: Settings) -> list[str]:
+    users = split_list(args.user)
+    if args.me:
+        if not settings.user:
+            raise UsageError("--me needs your user name: set HPCTOP_USER or 'user' in the config file")
+        users.append(settings.user)
+    return users
+
+
+def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    states = parse_job_states(args.state)
+    sort_rows([], args.sort, jobs_table.SORT_KEYS)  # a bad field fails before the cluster is built
+    session = open_session(args, settings)
+    rows = jobs_table.job_rows(
+        session.snapshot,
+        session.result,
+        states=states,
+        include_finished=args.all,
+        queues=split_list(args.queue),
+        partitions=split_list(args.partition),
+        namespaces=split_list(args.namespace),
+        users=_users(args, settings),
+        default_queue=session.policy.default_queue,
+    )
+    rows = sort_rows(rows, args.sort, jobs_table.SORT_KEYS)
+    _emit(out, rows, jobs_table.COLUMNS, args, jobs_table.CSV_KEYS)
     return 0
+
+
+_PRIO_ALIASES = {f: f"weighted.{f}" for f in prio_table.FACTORS if f != "partition"}
+
+
+def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    states = parse_job_states(args.state)
+    sort_rows([], args.sort, prio_table.SORT_KEYS, _PRIO_ALIASES)
+    session = open_session(args, settings)
+    rows = prio_table.prio_rows(
+        session.snapshot,
+        session.result,
+        states=states,
+        queues=split_list(args.queue),
+        partitions=split_list(args.partition),
+        namespaces=split_list(args.namespace),
+        users=_users(args, settings),
+        default_queue=session.policy.default_queue,
+    )
+    rows = sort_rows(rows, args.sort, prio_table.SORT_KEYS, _PRIO_ALIASES)
+    columns = prio_table.NORM_COLUMNS if args.norm else prio_table.COLUMNS
+    _emit(out, rows, columns, args, prio_table.CSV_KEYS)
+    return 0
+
+
+def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    states = parse_choices(args.state, QUEUE_STATES, "queue state")
+    sort_rows([], args.sort, queues_table.SORT_KEYS)
+    session = open_session(args, settings)
+    rows = queues_table.queue_rows(session.result, queues=split_list(args.queue), states=states)
+    rows = sort_rows(rows, args.sort, queues_table.SORT_KEYS)
+    _emit(out, rows, queues_table.COLUMNS, args, queues_table.CSV_KEYS)
+    return 0
+
+
+def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
+    keys = nodes_table.NODE_SORT_KEYS if args.per_node else nodes_table.SUMMARY_SORT_KEYS
+    sort_rows([], args.sort, keys)
+    session = open_session(args, settings)
+    partitions = split_list(args.partition)
+    if args.per_node:
+        rows = nodes_table.node_rows(session.snapshot, session.result, partitions=partitions, states=states)
+        rows = sort_rows(rows, args.sort, nodes_table.NODE_SORT_KEYS)
+        _emit(out, rows, nodes_table.NODE_COLUMNS, args, nodes_table.NODE_CSV_KEYS)
+    else:
+        rows = nodes_table.summary_rows(
+            session.snapshot, session.result, partitions=partitions, states=states
+        )
+        rows = sort_rows(rows, args.sort, nodes_table.SUMMARY_SORT_KEYS)
+        _emit(out, rows, nodes_table.SUMMARY_COLUMNS, args, nodes_table.SUMMARY_CSV_KEYS)
+    return 0
+
+
+def _cmd_gpus(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
+    sort_rows([], args.sort, nodes_table.GPU_SORT_KEYS)
+    session = open_session(args, settings)
+    rows = nodes_table.gpu_rows(
+        session.snapshot, session.result, partitions=split_list(args.partition), states=states
+    )
+    rows = sort_rows(rows, args.sort, nodes_table.GPU_SORT_KEYS)
+    _emit(out, rows, nodes_table.GPU_COLUMNS, args, nodes_table.GPU_CSV_KEYS)
+    return 0
+
+
+def _cmd_version(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    out.write(f"hpctop {__version__}\n")
+    return 0
+
+
+def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    session = open_session(args, settings)
+    if importlib.util.find_spec("hpctop.tui.app") is None:
+        return _print_loop(session, settings, out)
+    # Imported here, not at the top: the tables must not pay for (or depend on) Textual.
+    make_app: Callable[..., Any] = importlib.import_module("hpctop.tui.app").make_app
+    app = make_app(
+        session, theme=settings.theme, read_only=settings.read_only, keymap=settings.keymap or None
+    )
+    app.run()
+    return 0
+
+
+def _print_loop(session: SessionLike, settings: Settings, out: TextIO) -> int:
+    """Until the console exists: the jobs table, redrawn every ``refresh_interval`` on a terminal."""
+    interactive = out.isatty()
+    try:
+        while True:
+            rows = jobs_table.job_rows(
+                session.snapshot, session.result, default_queue=session.policy.default_queue
+            )
+            if interactive:
+                out.write("\x1b[H\x1b[2J")
+            out.write(render(rows, jobs_table.COLUMNS, "table"))
+            out.flush()
+            if not interactive:
+                return 0
+            time.sleep(settings.refresh_interval)
+            session.step(settings.speed * settings.refresh_interval)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _join_sort_values(argv: Sequence[str]) -> list[str]:
+    """``--sort -priority`` → ``--sort=-priority``: argparse would take ``-priority`` for an option."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--sort":
+            value = next(it, None)
+            out.append(arg if value is None else f"--sort={value}")
+        else:
+            out.append(arg)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run hpctop with ``argv`` (default: the process's arguments); return the exit status."""
+    prog = _prog()
+    arguments = _join_sort_values(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            args = build_parser(prog).parse_args(arguments)
+        except SystemExit as done:  # --help and --version print and exit 0
+            return done.code if isinstance(done.code, int) else 0
+        settings = _settings(args)
+        handler: Callable[[argparse.Namespace, Settings, TextIO], int] = getattr(
+            args, "handler", _run_console
+        )
+        return handler(args, settings, sys.stdout)
+    except HpctopError as exc:
+        message = " ".join(str(exc).split())
+        print(f"{prog}: {message}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # `hpctop jobs | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

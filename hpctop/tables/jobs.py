@@ -1,0 +1,240 @@
+"""The jobs table (``hpctop jobs``, like ``squeue``): one row per job, joined with the core's plan.
+
+A row joins what the cluster says about a job (its :class:`~hpctop.model.objects.Job`: state,
+members, nodes, times) with what the scheduling core concluded (its
+:class:`~hpctop.scheduling.types.JobPlan`: priority, pending reason, position and ETA). The core's
+reason wins over the one observed on the pods because it is computed from the whole cluster; the
+observed one is the fallback for jobs the core has no plan for.
+
+Finished jobs are left out unless asked for (``--all`` or a ``--state`` that names them), as
+squeue does after ``MinJobAge``: a demo that has run for a day would otherwise show mostly
+history. Default order: running jobs (oldest start first), then pending jobs in the order the
+core considers them, then the other pending ones by priority, then finished jobs, newest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from hpctop.model.objects import Job
+from hpctop.model.states import JobState
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import JobPlan, ScheduleResult
+from hpctop.tables.fmt import duration, from_milli, hostlist, iso
+from hpctop.tables.render import Column, Row, number
+from hpctop.tables.select import partition_matches, queue_matches
+
+#: CSV column order (JSON has the same keys, sorted)
+CSV_KEYS = (
+    "id",
+    "namespace",
+    "name",
+    "user",
+    "queue",
+    "partition",
+    "state",
+    "code",
+    "reason",
+    "reason_message",
+    "priority",
+    "order",
+    "members",
+    "min_members",
+    "running_members",
+    "pending_members",
+    "gpus",
+    "gpus_per_member",
+    "cpus",
+    "memory",
+    "nodes",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "eta",
+    "elapsed",
+    "time_limit",
+    "kind",
+    "owner_kind",
+    "priority_class",
+    "restart_count",
+    "backfilled",
+)
+SORT_KEYS = tuple(sorted(CSV_KEYS))
+
+
+def _reason_shown(job: Job) -> bool:
+    return job.state.is_pending or job.state == JobState.STARTING
+
+
+def job_row(job: Job, plan: JobPlan | None, now: float, default_queue: str | None = None) -> Row:
+    """One job as a dict of JSON values (times ISO-8601 UTC, GPUs as numbers, durations in seconds)."""
+    reason = None
+    if _reason_shown(job):
+        reason = (plan.reason if plan is not None else None) or job.observed_reason
+    elapsed: float | None = None
+    if job.start_time is not None:
+        if job.state.is_active:
+            elapsed = now - job.start_time
+        elif job.state.is_finished and job.end_time is not None:
+            elapsed = job.end_time - job.start_time
+    eta = plan.eta if plan is not None and job.state.is_pending else None
+    requested = job.requested
+    return {
+        "id": job.id,
+        "namespace": job.namespace,
+        "name": job.name,
+        "user": job.user,
+        "kind": job.kind.value,
+        "owner_kind": job.owner_kind,
+        "queue": job.queue or default_queue,
+        "partition": (plan.partition if plan is not None and plan.partition else None) or job.partition,
+        "state": job.state.value,
+        "code": job.state.code,
+        "reason": reason.code.value if reason is not None else None,
+        "reason_message": reason.message if reason is not None and reason.message else None,
+        "priority": plan.priority.total if plan is not None else 0,
+        "priority_class": job.priority_class,
+        "order": plan.order if plan is not None and job.state.is_pending else None,
+        "members": job.members,
+        "min_members": job.min_members,
+        "running_members": job.running_members,
+        "pending_members": job.pending_members,
+        "gpus": from_milli(requested.gpu),
+        "gpus_per_member": from_milli(job.per_member.gpu),
+        "cpus": from_milli(requested.cpu),
+        "memory": requested.memory,
+        "nodes": list(job.nodes),
+        "submit_time": iso(job.submit_time),
+        "start_time": iso(job.start_time),
+        "end_time": iso(job.end_time),
+        "eta": iso(eta),
+        "elapsed": int(max(elapsed, 0.0)) if elapsed is not None else None,
+        "time_limit": job.time_limit,
+        "restart_count": job.restart_count,
+        "backfilled": bool(plan is not None and plan.placement is not None and plan.placement.backfilled),
+    }
+
+
+def _default_order(job: Job, plan: JobPlan | None) -> tuple[Any, ...]:
+    state = job.state
+    if state.is_active:
+        return (0, job.start_time or job.submit_time, 0, job.id)
+    if state.is_pending:
+        if plan is not None and plan.order is not None:
+            return (1, plan.order, 0, job.id)
+        priority = plan.priority.total if plan is not None else 0
+        return (2, -priority, job.submit_time, job.id)
+    if state.is_finished:
+        return (4, -(job.end_time or job.submit_time), 0, job.id)
+    return (3, job.submit_time, 0, job.id)
+
+
+def select_jobs(
+    snapshot: Snapshot,
+    result: ScheduleResult,
+    *,
+    states: Collection[JobState] | None = None,
+    include_finished: bool = False,
+    queues: Iterable[str] = (),
+    partitions: Iterable[str] = (),
+    namespaces: Iterable[str] = (),
+    users: Iterable[str] = (),
+    pending_only: bool = False,
+    default_queue: str | None = None,
+) -> list[tuple[Job, JobPlan | None, Row]]:
+    """The jobs that pass the filters, each with its plan and row, in the default order."""
+    wanted_queues = list(queues)
+    wanted_partitions = list(partitions)
+    wanted_ns = set(namespaces)
+    wanted_users = set(users)
+    picked: list[tuple[tuple[Any, ...], Job, JobPlan | None, Row]] = []
+    for key, job in snapshot.jobs.items():
+        if states is not None:
+            if job.state not in states:
+                continue
+        elif job.state.is_finished and not include_finished:
+            continue
+        if pending_only and not job.state.is_pending:
+            continue
+        if wanted_ns and job.namespace not in wanted_ns:
+            continue
+        if wanted_users and job.user not in wanted_users:
+            continue
+        plan = result.plans.get(key)
+        row = job_row(job, plan, result.now, default_queue)
+        if wanted_queues and not queue_matches(row["queue"], wanted_queues):
+            continue
+        if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):
+            continue
+        picked.append((_default_order(job, plan), job, plan, row))
+    picked.sort(key=lambda item: item[0])
+    return [(job, plan, row) for _, job, plan, row in picked]
+
+
+def job_rows(
+    snapshot: Snapshot,
+    result: ScheduleResult,
+    *,
+    states: Collection[JobState] | None = None,
+    include_finished: bool = False,
+    queues: Iterable[str] = (),
+    partitions: Iterable[str] = (),
+    namespaces: Iterable[str] = (),
+    users: Iterable[str] = (),
+    default_queue: str | None = None,
+) -> list[Row]:
+    """Rows for the jobs that pass the filters, in the default order (see the module docstring)."""
+    chosen = select_jobs(
+        snapshot,
+        result,
+        states=states,
+        include_finished=include_finished,
+        queues=queues,
+        partitions=partitions,
+        namespaces=namespaces,
+        users=users,
+        default_queue=default_queue,
+    )
+    return [row for _, _, row in chosen]
+
+
+def _nodelist_reason(_: Any, row: Row) -> str:
+    if row["reason"] is not None and not row["nodes"]:
+        return f"({row['reason']})"
+    if row["nodes"]:
+        return hostlist(row["nodes"])
+    return "-"
+
+
+def _pods(_: Any, row: Row) -> str:
+    return f"{row['running_members']}/{row['members']}"
+
+
+def _nodes(_: Any, row: Row) -> str:
+    return str(len(row["nodes"])) if row["nodes"] else "-"
+
+
+def _gpus(value: Any, _: Row) -> str:
+    return number(float(value)) if value else "0"
+
+
+def _time(value: Any, _: Row) -> str:
+    return duration(value)
+
+
+COLUMNS = (
+    Column("id", "JOBID"),
+    Column("name", "NAME"),
+    Column("user", "USER"),
+    Column("queue", "QUEUE"),
+    Column("partition", "PARTITION"),
+    Column("code", "ST"),
+    Column("priority", "PRIO", "right"),
+    Column("members", "PODS", "right", _pods),
+    Column("nodes", "NODES", "right", _nodes),
+    Column("gpus", "GPUS", "right", _gpus),
+    Column("elapsed", "TIME", "right", _time),
+    Column("eta", "ETA"),
+    Column("reason", "NODELIST(REASON)", "left", _nodelist_reason),
+)

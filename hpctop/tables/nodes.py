@@ -1,0 +1,370 @@
+"""Nodes and GPUs (``hpctop nodes`` and ``hpctop gpus``, like ``sinfo`` with GPU columns).
+
+Both tables start from the same per-node accounting: what is allocated on a node is the sum of
+the requests of the pods bound to it that have not finished (the scheduler's view, as in
+``kubectl describe node``), not what the containers use. Node states use sinfo's words:
+
+- ``down``: the node is not Ready;
+- ``drain`` / ``drng``: cordoned, idle / cordoned with work still on it;
+- ``alloc``: every GPU allocated (every CPU, for a node without GPUs);
+- ``mix``: something allocated; ``idle``: nothing allocated.
+
+``hpctop gpus`` sums whole and fractional GPUs (milli-GPU, the trace's ``gpu_milli``) per
+partition and GPU model: ``total`` counts every physical GPU, ``allocated`` what pods requested,
+``free`` what is left on schedulable nodes and ``unavailable`` what is left on down or cordoned
+nodes, so ``total = allocated + free + unavailable``; ``memory_mib`` is the smallest GPU memory in
+the group. A node in several partitions is counted in
+each, as sinfo lists it under each partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hpctop.model.objects import Node
+from hpctop.model.resources import MIG_PREFIX, Resources
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import ScheduleResult
+from hpctop.tables.fmt import from_milli, hostlist
+from hpctop.tables.render import Column, Row, number
+
+NO_PARTITION = "(none)"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    node: Node
+    allocated: Resources
+    pods: int
+
+    @property
+    def state(self) -> str:
+        node, alloc = self.node, self.allocated
+        if not node.ready:
+            return "down"
+        busy = not alloc.is_zero()
+        if node.unschedulable:
+            return "drng" if busy else "drain"
+        if node.gpu.count > 0:
+            full = alloc.gpu >= node.gpu.milli_total
+        else:
+            full = node.allocatable.cpu > 0 and alloc.cpu >= node.allocatable.cpu
+        if full:
+            return "alloc"
+        return "mix" if busy else "idle"
+
+
+def node_usage(snapshot: Snapshot) -> dict[str, NodeUsage]:
+    """Allocated resources per node: requests of bound, unfinished pods."""
+    out: dict[str, NodeUsage] = {}
+    for name in sorted(snapshot.nodes):
+        node = snapshot.nodes[name]
+        alloc = Resources()
+        count = 0
+        for pod in snapshot.pods_on(name):
+            if pod.holds_resources:
+                alloc = alloc + pod.requests
+                count += 1
+        out[name] = NodeUsage(node, alloc, count)
+    return out
+
+
+def node_partitions(snapshot: Snapshot, result: ScheduleResult) -> dict[str, list[str]]:
+    """The partitions each node belongs to (in the core's partition order)."""
+    member: dict[str, list[str]] = {name: [] for name in snapshot.nodes}
+    for part in result.partitions:
+        for name in part.nodes:
+            if name in member:
+                member[name].append(part.name)
+    return member
+
+
+def _mig(node: Node, alloc: Resources) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for profile, total in node.gpu.mig_devices:
+        used = alloc.get(MIG_PREFIX + profile)
+        out[profile] = {"total": total, "allocated": used, "free": max(total - used, 0)}
+    return out
+
+
+# -- nodes -------------------------------------------------------------------------------------
+
+NODE_CSV_KEYS = (
+    "node",
+    "partition",
+    "state",
+    "cpus_alloc",
+    "cpus_total",
+    "memory_alloc",
+    "memory_total",
+    "gpus_alloc",
+    "gpus_total",
+    "gpu_model",
+    "gpu_memory_mib",
+    "gpu_sharing",
+    "pods",
+    "ready",
+    "schedulable",
+)
+NODE_SORT_KEYS = tuple(sorted(NODE_CSV_KEYS))
+
+
+def node_rows(
+    snapshot: Snapshot,
+    result: ScheduleResult,
+    *,
+    partitions: Iterable[str] = (),
+    states: Collection[str] | None = None,
+) -> list[Row]:
+    """One row per node (``sinfo -N``): its partitions comma-joined, state, CPUs, memory and GPUs."""
+    wanted = set(partitions)
+    membership = node_partitions(snapshot, result)
+    rows = []
+    for name, usage in node_usage(snapshot).items():
+        parts = membership.get(name) or []
+        if wanted and not wanted.intersection(parts):
+            continue
+        state = usage.state
+        if states is not None and state not in states:
+            continue
+        node, alloc = usage.node, usage.allocated
+        row: Row = {
+            "node": name,
+            "partition": ",".join(parts) if parts else None,
+            "state": state,
+            "cpus_alloc": from_milli(alloc.cpu),
+            "cpus_total": from_milli(node.allocatable.cpu),
+            "memory_alloc": alloc.memory,
+            "memory_total": node.allocatable.memory,
+            "gpus_alloc": from_milli(alloc.gpu),
+            "gpus_total": node.gpu.count,
+            "gpu_model": node.gpu.product,
+            "gpu_memory_mib": node.gpu.memory_mib,
+            "gpu_sharing": node.gpu.sharing,
+            "pods": usage.pods,
+            "ready": node.ready,
+            "schedulable": node.schedulable,
+        }
+        mig = _mig(node, alloc)
+        if mig:
+            row["mig"] = mig
+        rows.append(row)
+    return rows
+
+
+SUMMARY_CSV_KEYS = (
+    "partition",
+    "avail",
+    "state",
+    "nodes",
+    "nodelist",
+    "cpus_alloc",
+    "cpus_total",
+    "memory_alloc",
+    "memory_total",
+    "gpus_alloc",
+    "gpus_total",
+    "gpu_models",
+)
+SUMMARY_SORT_KEYS = tuple(sorted(SUMMARY_CSV_KEYS))
+
+
+def summary_rows(
+    snapshot: Snapshot,
+    result: ScheduleResult,
+    *,
+    partitions: Iterable[str] = (),
+    states: Collection[str] | None = None,
+) -> list[Row]:
+    """One row per partition and node state (plain ``sinfo``), in partition order."""
+    wanted = set(partitions)
+    usage = node_usage(snapshot)
+    order = [(p.name, p.state.value, p.nodes) for p in result.partitions]
+    placed = {n for _, _, nodes in order for n in nodes}
+    orphans = tuple(n for n in usage if n not in placed)
+    if orphans:
+        order.append((NO_PARTITION, "-", orphans))
+    rows = []
+    for part, avail, names in order:
+        if wanted and part not in wanted:
+            continue
+        groups: dict[str, list[NodeUsage]] = {}
+        for name in sorted(names):
+            if name in usage:
+                groups.setdefault(usage[name].state, []).append(usage[name])
+        for state in sorted(groups, key=_STATE_ORDER.index):
+            if states is not None and state not in states:
+                continue
+            members = groups[state]
+            alloc = sum((u.allocated for u in members), Resources())
+            rows.append(
+                {
+                    "partition": part,
+                    "avail": avail,
+                    "state": state,
+                    "nodes": len(members),
+                    "nodelist": hostlist(u.node.name for u in members),
+                    "cpus_alloc": from_milli(alloc.cpu),
+                    "cpus_total": from_milli(sum(u.node.allocatable.cpu for u in members)),
+                    "memory_alloc": alloc.memory,
+                    "memory_total": sum(u.node.allocatable.memory for u in members),
+                    "gpus_alloc": from_milli(alloc.gpu),
+                    "gpus_total": sum(u.node.gpu.count for u in members),
+                    "gpu_models": sorted({u.node.gpu.product for u in members if u.node.gpu.product}),
+                }
+            )
+    return rows
+
+
+_STATE_ORDER = ["alloc", "mix", "idle", "drng", "drain", "down"]
+
+
+def _pair(alloc_key: str, total_key: str, show: Any = None) -> Any:
+    def text(_: Any, row: Row) -> str:
+        a, t = row[alloc_key], row[total_key]
+        if show is not None:
+            return f"{show(a)}/{show(t)}"
+        return f"{number(float(a))}/{number(float(t))}"
+
+    return text
+
+
+def _gib(value: Any) -> str:
+    return f"{number(float(value) / 2**30, 0)}Gi" if value else "0"
+
+
+NODE_COLUMNS = (
+    Column("node", "NODELIST"),
+    Column("partition", "PARTITION"),
+    Column("state", "STATE"),
+    Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
+    Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _gib)),
+    Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
+    Column("gpu_model", "GPU_MODEL"),
+)
+SUMMARY_COLUMNS = (
+    Column("partition", "PARTITION"),
+    Column("avail", "AVAIL"),
+    Column("nodes", "NODES", "right"),
+    Column("state", "STATE"),
+    Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
+    Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _gib)),
+    Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
+    Column("gpu_models", "GPU_MODEL"),
+    Column("nodelist", "NODELIST"),
+)
+
+
+# -- gpus --------------------------------------------------------------------------------------
+
+GPU_CSV_KEYS = (
+    "partition",
+    "model",
+    "nodes",
+    "total",
+    "allocated",
+    "free",
+    "unavailable",
+    "memory_mib",
+    "sharing",
+)
+GPU_SORT_KEYS = tuple(sorted(GPU_CSV_KEYS))
+
+
+def gpu_rows(
+    snapshot: Snapshot,
+    result: ScheduleResult,
+    *,
+    partitions: Iterable[str] = (),
+    states: Collection[str] | None = None,
+) -> list[Row]:
+    """GPUs per partition and GPU model; nodes without GPUs (or MIG devices) are left out."""
+    wanted = set(partitions)
+    usage = node_usage(snapshot)
+    membership = node_partitions(snapshot, result)
+    order = [p.name for p in result.partitions]
+    acc: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for name, use in usage.items():
+        node = use.node
+        if node.gpu.count == 0 and not node.gpu.mig_devices:
+            continue
+        if states is not None and use.state not in states:
+            continue
+        for part in membership.get(name) or [NO_PARTITION]:
+            if wanted and part not in wanted:
+                continue
+            entry = acc.setdefault(
+                (part, node.gpu.product),
+                {
+                    "nodes": 0,
+                    "total": 0,
+                    "alloc": 0,
+                    "free": 0,
+                    "unavail": 0,
+                    "memory": set(),
+                    "sharing": set(),
+                    "mig": {},
+                },
+            )
+            capacity = node.gpu.milli_total
+            taken = min(use.allocated.gpu, capacity) if capacity else use.allocated.gpu
+            left = max(capacity - use.allocated.gpu, 0)
+            entry["nodes"] += 1
+            entry["total"] += capacity
+            entry["alloc"] += taken
+            if node.schedulable:
+                entry["free"] += left
+            else:
+                entry["unavail"] += left
+            if node.gpu.memory_mib:
+                entry["memory"].add(node.gpu.memory_mib)
+            entry["sharing"].add(node.gpu.sharing)
+            for profile, counts in _mig(node, use.allocated).items():
+                slot = entry["mig"].setdefault(profile, {"total": 0, "allocated": 0, "free": 0})
+                for k, v in counts.items():
+                    slot[k] += v if k != "free" or node.schedulable else 0
+    rows = []
+    rank = {name: i for i, name in enumerate(order)}
+    for (part, model), e in sorted(
+        acc.items(), key=lambda kv: (rank.get(kv[0][0], len(rank)), kv[0][0], kv[0][1] or "")
+    ):
+        row: Row = {
+            "partition": part,
+            "model": model,
+            "nodes": e["nodes"],
+            "total": from_milli(e["total"]),
+            "allocated": from_milli(e["alloc"]),
+            "free": from_milli(e["free"]),
+            "unavailable": from_milli(e["unavail"]),
+            "memory_mib": min(e["memory"]) if e["memory"] else None,
+            "sharing": ",".join(sorted(e["sharing"])),
+        }
+        if e["mig"]:
+            row["mig"] = {p: e["mig"][p] for p in sorted(e["mig"])}
+        rows.append(row)
+    return rows
+
+
+def _mig_text(value: Any, _: Row) -> str:
+    if not isinstance(value, Mapping):
+        return "-"
+    return ",".join(f"{p}:{c['allocated']}/{c['total']}" for p, c in value.items())
+
+
+def _gpu_amount(value: Any, _: Row) -> str:
+    return number(float(value))
+
+
+GPU_COLUMNS = (
+    Column("partition", "PARTITION"),
+    Column("model", "GPU_MODEL"),
+    Column("nodes", "NODES", "right"),
+    Column("total", "TOTAL", "right", _gpu_amount),
+    Column("allocated", "ALLOC", "right", _gpu_amount),
+    Column("free", "FREE", "right", _gpu_amount),
+    Column("unavailable", "UNAVAIL", "right", _gpu_amount),
+    Column("sharing", "SHARING"),
+    Column("mig", "MIG(A/T)", "left", _mig_text),
+)

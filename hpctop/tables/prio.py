@@ -1,0 +1,106 @@
+"""The priority table (``hpctop prio``, like ``sprio``): why one pending job comes before another.
+
+Slurm's multifactor priority (SCHEDULERS.md §8.2) is a weighted sum of factors in [0, 1]. The
+core computes it per job (:class:`~hpctop.scheduling.types.PriorityBreakdown`); this table only
+shows it. The text table shows the weighted terms, as ``sprio`` does, or the normalised factors
+with ``--norm`` (``sprio -n``); JSON always carries both, so a script can check that the weighted
+terms add up to the total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+
+from hpctop.model.states import JobState
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import ScheduleResult
+from hpctop.tables.jobs import select_jobs
+from hpctop.tables.render import Column, Row, number
+
+#: the factors every row carries (0 when the core reported none), in sprio's column order
+FACTORS = ("age", "fairshare", "jobsize", "partition", "qos")
+_HEADERS = {"partition": "PARTPRIO"}
+
+CSV_KEYS = (
+    "id",
+    "namespace",
+    "name",
+    "user",
+    "queue",
+    "partition",
+    "state",
+    "priority",
+    "order",
+    *(f"factors.{f}" for f in FACTORS),
+    *(f"weighted.{f}" for f in FACTORS),
+)
+SORT_KEYS = tuple(sorted(CSV_KEYS))
+
+
+def prio_rows(
+    snapshot: Snapshot,
+    result: ScheduleResult,
+    *,
+    states: Collection[JobState] | None = None,
+    queues: Iterable[str] = (),
+    partitions: Iterable[str] = (),
+    namespaces: Iterable[str] = (),
+    users: Iterable[str] = (),
+    default_queue: str | None = None,
+) -> list[Row]:
+    """One row per pending job (pending, held, requeued, preempted) that the core has a plan for."""
+    rows = []
+    for _, plan, job_row in select_jobs(
+        snapshot,
+        result,
+        states=states,
+        queues=queues,
+        partitions=partitions,
+        namespaces=namespaces,
+        users=users,
+        pending_only=True,
+        default_queue=default_queue,
+    ):
+        if plan is None:
+            continue
+        factors = dict.fromkeys(FACTORS, 0.0)
+        factors.update({k: round(float(v), 6) for k, v in plan.priority.factors.items()})
+        weighted = dict.fromkeys(FACTORS, 0.0)
+        weighted.update({k: round(float(v), 3) for k, v in plan.priority.weighted.items()})
+        rows.append(
+            {
+                "id": job_row["id"],
+                "namespace": job_row["namespace"],
+                "name": job_row["name"],
+                "user": job_row["user"],
+                "queue": job_row["queue"],
+                "partition": job_row["partition"],
+                "state": job_row["state"],
+                "priority": plan.priority.total,
+                "order": job_row["order"],
+                "factors": factors,
+                "weighted": weighted,
+            }
+        )
+    return rows
+
+
+def _weighted(name: str) -> Column:
+    header = _HEADERS.get(name, name.upper())
+    return Column(f"weighted.{name}", header, "right", lambda v, _: number(round(float(v or 0))))
+
+
+def _factor(name: str) -> Column:
+    header = _HEADERS.get(name, name.upper())
+    return Column(f"factors.{name}", header, "right", lambda v, _: f"{float(v or 0):.4f}")
+
+
+_LEAD = (
+    Column("id", "JOBID"),
+    Column("user", "USER"),
+    Column("queue", "QUEUE"),
+    Column("partition", "PARTITION"),
+    Column("priority", "PRIORITY", "right"),
+)
+COLUMNS = (*_LEAD, *(_weighted(f) for f in FACTORS))
+NORM_COLUMNS = (*_LEAD, *(_factor(f) for f in FACTORS))
