@@ -1,0 +1,521 @@
+"""``make_app``: wires a session to the panes. Panes, screens and widgets live in their own modules.
+
+The app owns three things and nothing else: the tick (advance the session, then publish the new
+snapshot to every pane), the key/palette wiring, and the action flow (preview → confirm → execute →
+notify → refresh). It never mutates the session's data: it reads the session's ``snapshot`` and
+``result`` references, which are replaced (not mutated) on each step.
+
+Ticking: a timer every ``tick_interval`` real seconds runs ``session.step(speed * dt)`` in a thread
+worker, so a slow step (a big scenario at high speed) never blocks a keypress; rows for the jobs
+pane are built in that worker too. The session is not thread-safe, so every call into it holds
+``self._lock``, and a tick that finds a step still running is skipped rather than queued. With
+``tick_interval=0`` (tests) nothing runs on its own: tests call :meth:`HpctopApp.step_now`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Protocol
+
+from rich.text import Text
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from hpctop.actions.requests import ActionKind, ActionRequest, Actuator, Preview
+from hpctop.errors import ConfigError, HpctopError
+from hpctop.model.history import ActionJournal, History, JournalEntry
+from hpctop.model.objects import JobKey
+from hpctop.model.policy import Policy
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import ScheduleResult
+from hpctop.tui.commands import HpctopCommands
+from hpctop.tui.gpumap import GpuMap, build_gpu_map
+from hpctop.tui.keymap import MUTATING, bindings, validate_keymap
+from hpctop.tui.rows import Filters, JobRow, RowCache
+from hpctop.tui.sanitize import sanitize_display
+from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen, PromptScreen, preview_text
+from hpctop.tui.screens.detail import JobDetailScreen, detail_text
+from hpctop.tui.screens.help import HelpScreen
+from hpctop.tui.themes import DEFAULT_THEME, DEFAULT_VARIABLES, load_themes
+from hpctop.tui.widgets.charts import ChartsPane
+from hpctop.tui.widgets.gpus import GpuPane
+from hpctop.tui.widgets.jobs import JobsTable
+from hpctop.tui.widgets.queues import QueuePane
+from hpctop.tui.widgets.status import StatusBar, StatusInfo
+
+SIMULATED_PREFIXES = ("demo", "scenario", "sample", "replay")
+
+
+class SessionLike(Protocol):
+    """What the console needs of ``hpctop.runtime.session.Session``."""
+
+    policy: Policy
+    actuator: Actuator
+    source_name: str
+    speed: float
+    now: float
+    snapshot: Snapshot
+    result: ScheduleResult
+
+    def step(self, virtual_seconds: float) -> None: ...
+
+    def refresh(self) -> None: ...
+
+
+class HpctopApp(App[None]):
+    CSS_PATH = "hpctop.tcss"
+    TITLE = "hpctop"
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = list(bindings("app"))
+    COMMANDS = App.COMMANDS | {HpctopCommands}
+    # no "quit" confirmation, no ctrl+c copy surprise: q quits
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(
+        self,
+        session: SessionLike,
+        *,
+        theme: str = DEFAULT_THEME,
+        read_only: bool = False,
+        keymap: Mapping[str, str] | None = None,
+        tick_interval: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        user: str | None = None,
+        stale_after: float = 30.0,
+        show_charts: bool = True,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.read_only = read_only or bool(getattr(session.actuator, "read_only", False))
+        self.user_keymap = validate_keymap(keymap or {})
+        self.tick_interval = tick_interval
+        self.clock = clock
+        self.user = user or os.environ.get("USER") or ""
+        self.stale_after = stale_after
+        self.show_charts = show_charts
+        self.history = History()
+        self.journal = ActionJournal()
+        self.paused = False
+        self.hpctop_themes = load_themes()
+        if theme not in self.hpctop_themes:
+            raise ConfigError(f"unknown theme {theme!r}; available: {', '.join(sorted(self.hpctop_themes))}")
+        self._initial_theme = theme
+        self._lock = threading.Lock()
+        self._stepping = False
+        self._last_tick = clock()
+        self._rows = RowCache()
+        self._gpu_version: int | None = None
+        self._gpu_map = GpuMap([], [], [])
+        self.snapshot = session.snapshot
+        self.result = session.result
+        self.publishes = 0
+        self.skipped_ticks = 0
+
+    # -- composition -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="top"):
+            yield GpuPane(id="gpus")
+            yield QueuePane(id="queues")
+        yield ChartsPane(id="charts")
+        yield JobsTable(user=self.user, id="jobs")
+        yield Static(id="jobs-info")
+        yield Footer()
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **DEFAULT_VARIABLES}
+
+    def on_mount(self) -> None:
+        for theme in self.hpctop_themes.values():
+            self.register_theme(theme)
+        self.theme = self._initial_theme
+        if self.user_keymap:
+            self.set_keymap(self.user_keymap)
+        self.query_one("#gpus", GpuPane).border_title = "GPUs"
+        self.query_one("#queues", QueuePane).border_title = "Queues"
+        self.query_one("#jobs", JobsTable).border_title = "Jobs"
+        self.query_one("#charts", ChartsPane).display = self.show_charts
+        self.query_one("#jobs", JobsTable).read_only = self.read_only
+        self.query_one("#jobs", JobsTable).focus()
+        self.theme_changed_signal.subscribe(self, lambda _theme: self._repaint_all())
+        self.publish(
+            self.session.snapshot,
+            self.session.result,
+            self._rows.rows(self.session.snapshot.jobs, self.session.result.plans),
+        )
+        if self.tick_interval > 0:
+            self.set_interval(self.tick_interval, self.tick, name="tick")
+
+    # -- ticking ---------------------------------------------------------------------------------
+
+    @property
+    def simulated(self) -> bool:
+        return self.session.source_name.startswith(SIMULATED_PREFIXES)
+
+    def tick(self) -> None:
+        """Timer callback: start one step in a thread unless one is still running."""
+        now = self.clock()
+        dt, self._last_tick = now - self._last_tick, now
+        if self._stepping:
+            self.skipped_ticks += 1
+            return
+        virtual = 0.0 if self.paused or not self.simulated else self.session.speed * dt
+        self._stepping = True
+        self.run_worker(
+            lambda: self._step_in_thread(virtual), thread=True, group="tick", exit_on_error=False, name="step"
+        )
+
+    def _step_in_thread(self, virtual: float) -> None:
+        try:
+            with self._lock:
+                if virtual > 0:
+                    self.session.step(virtual)
+                snapshot, result = self.session.snapshot, self.session.result
+                rows = self._rows.rows(snapshot.jobs, result.plans)
+            self.call_from_thread(self.publish, snapshot, result, rows)
+        finally:
+            self._stepping = False
+
+    def step_now(self, virtual_seconds: float) -> None:
+        """Advance and publish synchronously (tests, and ``tick_interval=0``)."""
+        with self._lock:
+            if virtual_seconds > 0:
+                self.session.step(virtual_seconds)
+            snapshot, result = self.session.snapshot, self.session.result
+            rows = self._rows.rows(snapshot.jobs, result.plans)
+        self.publish(snapshot, result, rows)
+
+    def refresh_session(self) -> None:
+        with self._lock:
+            self.session.refresh()
+            snapshot, result = self.session.snapshot, self.session.result
+            rows = self._rows.rows(snapshot.jobs, result.plans)
+        self.publish(snapshot, result, rows)
+
+    def publish(self, snapshot: Snapshot, result: ScheduleResult, rows: list[JobRow]) -> None:
+        """Show a new snapshot in every pane (main thread)."""
+        self.publishes += 1
+        self.snapshot, self.result = snapshot, result
+        now = result.now
+        queue_order = list(result.queues)
+        jobs = self.query_one("#jobs", JobsTable)
+        jobs.set_queue_order(queue_order)
+        jobs.set_rows(rows, now)
+        self._update_jobs_info()
+        if snapshot.version != self._gpu_version:
+            self._gpu_version = snapshot.version
+            self._gpu_map = build_gpu_map(
+                snapshot.nodes,
+                snapshot.pods,
+                snapshot.pods_by_node,
+                snapshot.jobs,
+                ((p.name, p.nodes) for p in result.partitions),
+            )
+            self.query_one("#gpus", GpuPane).set_map(self._gpu_map, queue_order)
+        self.query_one("#queues", QueuePane).set_queues(result.queues, result.cluster.gpu)
+        self.history.record(snapshot, result)
+        charts = self.query_one("#charts", ChartsPane)
+        if charts.display:
+            charts.update_from(self.history)
+        running = pending = 0
+        for row in rows:
+            if row.state.is_active:
+                running += 1
+            elif row.state.is_pending:
+                pending += 1
+        self._status_counts = (running, pending)
+        self._update_status()
+        screen = self.screen
+        if isinstance(screen, JobDetailScreen):
+            screen.refresh_body()
+
+    def _update_status(self) -> None:
+        running, pending = getattr(self, "_status_counts", (0, 0))
+        result = self.result
+        snapshot = self.snapshot
+        total = sum(p.capacity.gpu for p in result.partitions) / 1000
+        free = sum(p.free.gpu for p in result.partitions) / 1000
+        down = sum(1 for n in snapshot.nodes.values() if not n.schedulable)
+        age = max(self.session.now - snapshot.taken_at, 0.0)
+        connection = str(
+            getattr(self.session, "connection", "") or ("simulated" if self.simulated else "live")
+        )
+        info = StatusInfo(
+            source=self.session.source_name,
+            connection=connection,
+            age=age,
+            stale=age > self.stale_after or connection == "stale",
+            nodes=len(snapshot.nodes),
+            nodes_down=down,
+            gpus_free=round(free, 3),
+            gpus_total=round(total, 3),
+            running=running,
+            pending=pending,
+            read_only=self.read_only,
+            clock=self.session.now,
+            speed=self.session.speed,
+            paused=self.paused,
+            simulated=self.simulated,
+        )
+        self.query_one("#status", StatusBar).show(info, self.theme_variables)
+
+    def _update_jobs_info(self) -> None:
+        jobs = self.query_one("#jobs", JobsTable)
+        self.query_one("#jobs-info", Static).update(
+            Text(jobs.status_line(), no_wrap=True, overflow="ellipsis")
+        )
+
+    def _repaint_all(self) -> None:
+        self.query_one("#gpus", GpuPane).rebuild()
+        self.query_one("#queues", QueuePane).refresh()
+        self.query_one("#jobs", JobsTable).refresh()
+        self._update_status()
+
+    # -- read-only -------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.read_only and action == "job_action":
+            return False
+        return not (action in ("speed", "pause") and not self.simulated)
+
+    # -- simple actions --------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.user_keymap, self.read_only))
+
+    def action_focus_pane(self, name: str) -> None:
+        widget = self.query_one(f"#{name}")
+        if not widget.display:
+            widget.display = True
+        widget.focus()
+
+    def action_zoom(self) -> None:
+        zoom = self.query_one("#gpus", GpuPane).cycle_zoom()
+        self.notify(f"GPU pane: {zoom} view", timeout=2)
+
+    def action_speed(self, factor: float) -> None:
+        self.session.speed = min(max(self.session.speed * factor, 1 / 64), 100_000.0)
+        self._update_status()
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self._update_status()
+
+    def action_refresh(self) -> None:
+        self.refresh_session()
+
+    def set_theme(self, name: str) -> None:
+        self.theme = name
+
+    def toggle_pane(self, name: str) -> None:
+        widget = self.query_one(f"#{name}")
+        widget.display = not widget.display
+        if name == "charts" and widget.display:
+            self.query_one("#charts", ChartsPane).update_from(self.history)
+
+    def clear_filters(self) -> None:
+        self.query_one("#jobs", JobsTable).action_clear_filters()
+        self._update_jobs_info()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield SystemCommand("Help", "Show every key binding", self.action_help)
+        yield SystemCommand("Quit", "Leave hpctop", self.action_quit)
+
+    # -- jobs pane messages ----------------------------------------------------------------------
+
+    def on_jobs_table_open_detail(self, message: JobsTable.OpenDetail) -> None:
+        self.open_detail(message.key)
+
+    def open_detail(self, key: JobKey) -> None:
+        self.push_screen(JobDetailScreen(key, self._detail))
+
+    def _detail(self, key: JobKey) -> Text:
+        nodes = {n.name: n for n in self._gpu_map.nodes}
+        return detail_text(
+            self.snapshot.jobs.get(key),
+            self.result.plans.get(key),
+            self.snapshot,
+            self.result.now,
+            self.journal.of(key),
+            nodes,
+        )
+
+    def on_jobs_table_ask_filter(self, message: JobsTable.AskFilter) -> None:
+        jobs = self.query_one("#jobs", JobsTable)
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                jobs.set_filters(Filters(**{**_filters_dict(jobs.filters), "text": value}))
+                self._update_jobs_info()
+
+        self.push_screen(
+            PromptScreen("Filter jobs (text in any column)", jobs.filters.text, "e.g. nlp or PD"), done
+        )
+
+    def on_key(self) -> None:
+        # quick filters and sorting change the info line; cheap to refresh after any key
+        self.call_after_refresh(self._update_jobs_info)
+
+    # -- palette targets -------------------------------------------------------------------------
+
+    def palette_jobs(self, needle: str, limit: int) -> list[tuple[str, JobKey]]:
+        out: list[tuple[str, JobKey]] = []
+        for row in self.query_one("#jobs", JobsTable).rows:
+            if needle in row.id.lower():
+                out.append((row.id, row.key))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def palette_nodes(self, needle: str, limit: int) -> list[tuple[str, str]]:
+        return [(n.name, n.name) for n in self._gpu_map.nodes if needle in n.name.lower()][:limit]
+
+    def palette_queues(self, needle: str, limit: int) -> list[tuple[str, str]]:
+        return [(sanitize_display(q), q) for q in self.result.queues if needle in q.lower()][:limit]
+
+    def jump_to(self, kind: str, target: Any) -> None:
+        if kind == "job":
+            jobs = self.query_one("#jobs", JobsTable)
+            jobs.select_key(target)
+            jobs.focus()
+            self._update_jobs_info()
+        elif kind == "node":
+            gpus = self.query_one("#gpus", GpuPane)
+            gpus.display = True
+            gpus.select_node(target)
+            if gpus.zoom == "cluster":
+                gpus.cycle_zoom()
+            gpus.focus()
+        elif kind == "queue":
+            queues = self.query_one("#queues", QueuePane)
+            queues.display = True
+            queues.select(target)
+            queues.focus()
+
+    # -- actions on jobs -------------------------------------------------------------------------
+
+    def _targets(self) -> list[tuple[JobKey, str, str]]:
+        screen = self.screen
+        if isinstance(screen, JobDetailScreen):
+            job = self.snapshot.jobs.get(screen.key)
+            return [(screen.key, job.uid if job else "", job.id if job else "/".join(screen.key))]
+        return [(r.key, r.uid, r.id) for r in self.query_one("#jobs", JobsTable).targets()]
+
+    def action_job_action(self, kind: str) -> None:
+        if self.read_only or kind not in MUTATING:
+            return
+        targets = self._targets()
+        if not targets:
+            self.notify("No job selected", severity="warning", markup=False)
+            return
+        action = ActionKind(kind)
+        if action == ActionKind.PRIORITY:
+            job = self.snapshot.jobs.get(targets[0][0])
+            current = "" if job is None or job.priority_value is None else str(job.priority_value)
+
+            def got_priority(value: str | None) -> None:
+                if value:
+                    try:
+                        self._confirm(action, targets, int(value))
+                    except ValueError:
+                        self.notify("Priority must be a whole number", severity="error", markup=False)
+
+            self.push_screen(
+                PromptScreen("New priority value", current, "e.g. 1000", integer=True), got_priority
+            )
+        elif action == ActionKind.MOVE:
+            leaves = [p for p, q in self.result.queues.items() if not q.children]
+
+            def got_queue(value: str | None) -> None:
+                if value:
+                    self._confirm(action, targets, value)
+
+            self.push_screen(PickScreen("Move to queue", leaves), got_queue)
+        else:
+            self._confirm(action, targets, None)
+
+    def _confirm(
+        self, action: ActionKind, targets: list[tuple[JobKey, str, str]], value: str | int | None
+    ) -> None:
+        requests = [ActionRequest(action, key, uid, value) for key, uid, _ in targets]
+        previews: list[Preview] = []
+        for req in requests:
+            try:
+                previews.append(self.session.actuator.preview(req))
+            except HpctopError as exc:
+                previews.append(Preview(req, False, (), refusal=exc.detail))
+        names = [shown for _, _, shown in targets]
+        body = preview_text(f"{action.value.capitalize()} {len(targets)} job(s)", previews, names)
+
+        def decided(ok: bool | None) -> None:
+            if ok:
+                self._execute(requests, previews)
+
+        self.push_screen(ConfirmScreen(body, any(p.allowed for p in previews)), decided)
+
+    def _execute(self, requests: list[ActionRequest], previews: list[Preview]) -> None:
+        done = failed = 0
+        for req, preview in zip(requests, previews, strict=True):
+            if not preview.allowed:
+                continue
+            try:
+                with self._lock:
+                    result = self.session.actuator.execute(req)
+            except HpctopError as exc:
+                failed += 1
+                self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, False, str(exc)))
+                self.notify(sanitize_display(str(exc), cap=400), severity="error", markup=False, timeout=8)
+                continue
+            ok = bool(result.ok)
+            done += ok
+            failed += not ok
+            message = result.message + ("; " + "; ".join(result.changes) if result.changes else "")
+            self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, ok, message))
+        if done or failed:
+            action = requests[0].kind.value
+            summary = f"{action}: {done} done" + (f", {failed} failed" if failed else "")
+            self.notify(summary, severity="error" if failed and not done else "information", markup=False)
+        self.query_one("#jobs", JobsTable).marked.clear()
+        self.refresh_session()
+
+
+def _filters_dict(f: Filters) -> dict[str, Any]:
+    return {"text": f.text, "state": f.state, "queue": f.queue, "partition": f.partition, "user": f.user}
+
+
+def make_app(
+    session: SessionLike,
+    *,
+    theme: str = DEFAULT_THEME,
+    read_only: bool = False,
+    keymap: Mapping[str, str] | None = None,
+    tick_interval: float = 0.5,
+    clock: Callable[[], float] = time.monotonic,
+    user: str | None = None,
+    stale_after: float = 30.0,
+    show_charts: bool = True,
+) -> HpctopApp:
+    """The console for ``session``.
+
+    ``keymap`` remaps bindings by name (``{"cancel": "x"}``; names in ``hpctop.tui.keymap.KEYMAP``);
+    ``tick_interval`` is real seconds between steps (0: never step on its own, for tests); ``clock``
+    is the real-time source for tick deltas (freeze it in tests).
+    """
+    return HpctopApp(
+        session,
+        theme=theme,
+        read_only=read_only,
+        keymap=keymap,
+        tick_interval=tick_interval,
+        clock=clock,
+        user=user,
+        stale_after=stale_after,
+        show_charts=show_charts,
+    )

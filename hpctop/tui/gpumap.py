@@ -1,0 +1,185 @@
+"""Who holds which GPU: a per-node, per-index view of the snapshot for the GPU pane.
+
+A pod's devices are ``pod.gpu_indices`` on ``pod.node_name``; fractional pods (``requests.gpu`` under
+1000 milli-GPU) share an index. This module folds that into one :class:`NodeGpus` per node (fill and
+holding job per index) once per snapshot version, so the pane's three zoom levels only format. It
+knows nothing of Textual; strings it keeps are sanitised because they reach the screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey
+from hpctop.tui.sanitize import sanitize_display
+
+FULL = "█"
+FREE = "·"
+DOWN = "✕"
+CORDONED = "⊘"
+PARTIAL = ("░", "▒", "▓", "█")  # up to 25%, 50%, 75%, 100% of one GPU in use
+
+
+def fill_glyph(milli: int) -> str:
+    """The glyph of one GPU by how much of it is allocated (0-1000 milli)."""
+    if milli <= 0:
+        return FREE
+    if milli >= 1000:
+        return FULL
+    return PARTIAL[min((milli - 1) // 250, 3)]
+
+
+@dataclass(slots=True)
+class GpuSlot:
+    used: int = 0  # milli-GPU allocated on this index
+    holders: list[tuple[str, str, float]] = field(default_factory=list)  # (job id, queue, gpus)
+
+    @property
+    def queue(self) -> str:
+        return self.holders[0][1] if self.holders else ""
+
+
+@dataclass(slots=True)
+class NodeGpus:
+    name: str
+    partition: str
+    model: str
+    ready: bool
+    cordoned: bool
+    slots: list[GpuSlot]
+    unindexed: int = 0  # milli-GPU held by pods that did not say which device
+
+    @property
+    def down(self) -> bool:
+        return not self.ready or self.cordoned
+
+    @property
+    def used(self) -> int:
+        return sum(min(s.used, 1000) for s in self.slots)
+
+    @property
+    def total(self) -> int:
+        return 1000 * len(self.slots)
+
+    @property
+    def fill(self) -> float:
+        return self.used / self.total if self.slots else 0.0
+
+    @property
+    def dominant_queue(self) -> str:
+        counts: dict[str, int] = {}
+        for s in self.slots:
+            if s.holders:
+                counts[s.queue] = counts.get(s.queue, 0) + s.used
+        return max(counts, key=lambda q: counts[q]) if counts else ""
+
+    def glyph(self) -> str:
+        """One character for the whole node (cluster heat map)."""
+        if not self.ready:
+            return DOWN
+        if self.cordoned:
+            return CORDONED
+        return fill_glyph(int(self.fill * 1000) if self.fill < 1 else 1000)
+
+
+@dataclass(slots=True)
+class GroupTotals:
+    name: str
+    used: int = 0  # milli-GPU
+    total: int = 0  # milli-GPU on schedulable nodes
+    nodes: int = 0
+    down: int = 0
+
+
+@dataclass(slots=True)
+class GpuMap:
+    nodes: list[NodeGpus]
+    partitions: list[GroupTotals]
+    models: list[GroupTotals]
+
+    def partition_names(self) -> list[str]:
+        return [p.name for p in self.partitions]
+
+
+def build_gpu_map(
+    nodes: Mapping[str, Node],
+    pods: Mapping[PodKey, Pod],
+    pods_by_node: Mapping[str, Iterable[PodKey]],
+    jobs: Mapping[JobKey, Job],
+    partition_nodes: Iterable[tuple[str, Iterable[str]]],
+) -> GpuMap:
+    """Fold the snapshot into per-GPU slots, ordered by partition then node name."""
+    job_of: dict[PodKey, Job] = {}
+    for job in jobs.values():
+        if job.state.is_active:
+            for pk in job.pods:
+                job_of[pk] = job
+    part_of: dict[str, str] = {}
+    order: list[str] = []
+    for part, names in partition_nodes:
+        for n in sorted(names):
+            if n not in part_of and n in nodes:
+                part_of[n] = part
+                order.append(n)
+    order.extend(sorted(n for n in nodes if n not in part_of and nodes[n].gpu.count > 0))
+    out: list[NodeGpus] = []
+    parts: dict[str, GroupTotals] = {}
+    models: dict[str, GroupTotals] = {}
+    for name in order:
+        node = nodes[name]
+        count = node.gpu.count
+        if count <= 0:
+            continue
+        ng = NodeGpus(
+            name=sanitize_display(name, cap=64),
+            partition=sanitize_display(part_of.get(name, "other"), cap=64),
+            model=sanitize_display(node.gpu.product or "unknown", cap=64),
+            ready=node.ready,
+            cordoned=node.unschedulable,
+            slots=[GpuSlot() for _ in range(count)],
+        )
+        for pk in pods_by_node.get(name, ()):
+            pod = pods.get(pk)
+            if pod is None or not pod.holds_resources or pod.requests.gpu <= 0:
+                continue
+            holder_job = job_of.get(pk)
+            holder = (
+                sanitize_display(holder_job.id if holder_job else f"{pk[0]}/{pk[1]}", cap=128),
+                sanitize_display((holder_job.queue if holder_job else None) or "", cap=128),
+                pod.requests.gpu / 1000,
+            )
+            indices = [i for i in pod.gpu_indices if 0 <= i < count]
+            if not indices:
+                ng.unindexed += pod.requests.gpu
+                continue
+            share = pod.requests.gpu // len(indices) if pod.requests.gpu >= 1000 else pod.requests.gpu
+            for i in indices:
+                slot = ng.slots[i]
+                slot.used += min(share, 1000)
+                slot.holders.append(holder)
+        _place_unindexed(ng)
+        out.append(ng)
+        for group, key in ((parts, ng.partition), (models, ng.model)):
+            totals = group.setdefault(key, GroupTotals(key))
+            totals.nodes += 1
+            if ng.down:
+                totals.down += 1
+            else:
+                totals.total += ng.total
+            totals.used += ng.used
+    return GpuMap(out, list(parts.values()), list(models.values()))
+
+
+def _place_unindexed(ng: NodeGpus) -> None:
+    """Pods without device indices (no device plugin data yet) fill the lowest free slots."""
+    left = ng.unindexed
+    for slot in ng.slots:
+        if left <= 0:
+            break
+        room = 1000 - slot.used
+        take = min(room, left)
+        if take > 0:
+            slot.used += take
+            slot.holders.append(("(unindexed)", "", take / 1000))
+            left -= take

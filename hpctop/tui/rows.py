@@ -1,0 +1,275 @@
+"""Row view-models for the jobs pane: built once per changed job, sanitised at the door.
+
+The jobs pane must stay quick at 100k jobs (PERFORMANCE.md P5), so per tick it must not rebuild
+100k rows. Model objects are frozen and replaced on change, so a row is cached against the identity
+of its ``Job`` and ``JobPlan``: a tick where 50 jobs changed builds 50 rows. This is also the one
+ingestion point of RELIABILITY.md §3.3: every cluster string is passed through
+:func:`sanitize_display` here, and widgets draw the row's fields as data.
+
+Sorting and filtering are plain list operations over these rows (a key function, a lowercase
+substring over a precomputed haystack), which take tens of milliseconds at 100k rows; the widget only
+renders the visible slice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from hpctop.model.objects import Job, JobKey
+from hpctop.model.states import JobState
+from hpctop.scheduling.types import JobPlan
+from hpctop.tui.sanitize import sanitize_display
+
+CELL = 256  # table cells are short; the detail screen shows the full (sanitised) value
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    width: int
+    align: str = "left"  # left | right
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("ID", 28),
+    Column("NAME", 16),
+    Column("USER", 8),
+    Column("QUEUE", 20),
+    Column("PARTITION", 9),
+    Column("ST", 3),
+    Column("PRIO", 6, "right"),
+    Column("GANG", 5, "right"),
+    Column("GPUS", 5, "right"),
+    Column("TIME", 9, "right"),
+    Column("ETA", 9, "right"),
+    Column("REASON", 24),
+)
+COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    key: JobKey
+    uid: str
+    id: str
+    name: str
+    user: str
+    queue: str
+    partition: str
+    state: JobState
+    prio: int
+    running: int
+    min_members: int
+    gpus: float
+    submit: float
+    start: float | None
+    end: float | None
+    eta: float | None
+    reason: str
+    haystack: str  # lowercase text of every column, for "/" filtering
+
+    @property
+    def st(self) -> str:
+        return self.state.code
+
+    @property
+    def gang(self) -> str:
+        return f"{self.running}/{self.min_members}"
+
+    def elapsed(self, now: float) -> float:
+        """Running time (or run time, once finished); waiting time while pending."""
+        if self.start is None:
+            return max((self.end or now) - self.submit, 0.0)
+        return max((self.end or now) - self.start, 0.0)
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """Slurm-like: ``M:SS``, ``H:MM:SS``, ``D-HH:MM:SS``."""
+    if seconds is None:
+        return ""
+    s = int(max(seconds, 0))
+    days, s = divmod(s, 86400)
+    hours, s = divmod(s, 3600)
+    minutes, s = divmod(s, 60)
+    if days:
+        return f"{days}-{hours:02d}:{minutes:02d}:{s:02d}"
+    if hours:
+        return f"{hours}:{minutes:02d}:{s:02d}"
+    return f"{minutes}:{s:02d}"
+
+
+def fmt_gpus(gpus: float) -> str:
+    return f"{gpus:g}" if gpus < 100 else f"{gpus:.0f}"
+
+
+def fmt_eta(eta: float | None, now: float) -> str:
+    if eta is None:
+        return ""
+    return "now" if eta <= now else "+" + fmt_duration(eta - now)
+
+
+def fmt_clock(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+
+
+def cells(row: JobRow, now: float) -> tuple[str, ...]:
+    """The displayed text of each column, in :data:`COLUMNS` order."""
+    return (
+        row.id,
+        row.name,
+        row.user,
+        row.queue,
+        row.partition,
+        row.st,
+        str(row.prio),
+        row.gang,
+        fmt_gpus(row.gpus),
+        fmt_duration(row.elapsed(now)),
+        fmt_eta(row.eta, now) if row.state.is_pending else "",
+        row.reason,
+    )
+
+
+def make_row(job: Job, plan: JobPlan | None) -> JobRow:
+    s = sanitize_display
+    reason = ""
+    if job.state.is_pending:
+        r = (plan.reason if plan else None) or job.observed_reason
+        reason = r.code.value if r else ""
+    elif job.state.is_finished:
+        reason = job.state.value
+    queue = s(job.queue or "", cap=CELL)
+    partition = s((plan.partition if plan and plan.partition else job.partition) or "", cap=CELL)
+    prio = plan.priority.total if plan else (job.priority_value or 0)
+    row_id = s(job.id, cap=CELL)
+    name = s(job.name, cap=CELL)
+    user = s(job.user, cap=CELL)
+    hay = " ".join((row_id, name, user, queue, partition, job.state.code, job.state.value, reason)).lower()
+    return JobRow(
+        key=job.key,
+        uid=job.uid,
+        id=row_id,
+        name=name,
+        user=user,
+        queue=queue,
+        partition=partition,
+        state=job.state,
+        prio=prio,
+        running=job.running_members,
+        min_members=job.min_members,
+        gpus=job.per_member.gpu * job.members / 1000,
+        submit=job.submit_time,
+        start=job.start_time,
+        end=job.end_time,
+        eta=plan.eta if plan else None,
+        reason=reason,
+        haystack=hay,
+    )
+
+
+class RowCache:
+    """Rows by job key, rebuilt only for jobs or plans that are new objects since the last call."""
+
+    def __init__(self) -> None:
+        self._rows: dict[JobKey, tuple[Job, JobPlan | None, JobRow]] = {}
+
+    def rows(self, jobs: Mapping[JobKey, Job], plans: Mapping[JobKey, JobPlan]) -> list[JobRow]:
+        old = self._rows
+        new: dict[JobKey, tuple[Job, JobPlan | None, JobRow]] = {}
+        out: list[JobRow] = []
+        get_plan = plans.get
+        for key, job in jobs.items():
+            plan = get_plan(key)
+            hit = old.get(key)
+            if hit is not None and hit[0] is job and hit[1] is plan:
+                new[key] = hit
+                out.append(hit[2])
+            else:
+                row = make_row(job, plan)
+                new[key] = (job, plan, row)
+                out.append(row)
+        self._rows = new
+        return out
+
+
+_STATE_ORDER = {s: i for i, s in enumerate(JobState)}
+
+
+def sort_key(column: str, now: float) -> Callable[[JobRow], object]:
+    keys: dict[str, Callable[[JobRow], object]] = {
+        "ID": lambda r: r.id,
+        "NAME": lambda r: r.name,
+        "USER": lambda r: r.user,
+        "QUEUE": lambda r: r.queue,
+        "PARTITION": lambda r: r.partition,
+        "ST": lambda r: _STATE_ORDER[r.state],
+        "PRIO": lambda r: r.prio,
+        "GANG": lambda r: (r.running, r.min_members),
+        "GPUS": lambda r: r.gpus,
+        "TIME": lambda r: r.elapsed(now),
+        "ETA": lambda r: r.eta if r.eta is not None else float("inf"),
+        "REASON": lambda r: r.reason,
+    }
+    return keys[column]
+
+
+STATE_FILTERS: tuple[tuple[str, Callable[[JobState], bool] | None], ...] = (
+    ("all", None),
+    ("pending", lambda s: s.is_pending),
+    ("running", lambda s: s.is_active),
+    ("done", lambda s: s.is_finished),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    text: str = ""
+    state: int = 0  # index into STATE_FILTERS
+    queue: str | None = None
+    partition: str | None = None
+    user: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.text or self.state or self.queue or self.partition or self.user)
+
+    def describe(self) -> str:
+        parts = []
+        if self.text:
+            parts.append(f"/{self.text}")
+        if self.state:
+            parts.append(f"state={STATE_FILTERS[self.state][0]}")
+        if self.queue is not None:
+            parts.append(f"queue={self.queue}")
+        if self.partition is not None:
+            parts.append(f"partition={self.partition}")
+        if self.user is not None:
+            parts.append(f"user={self.user}")
+        return " ".join(parts)
+
+
+def apply_view(
+    rows: Iterable[JobRow], filters: Filters, sort_column: str, reverse: bool, now: float
+) -> list[JobRow]:
+    """Filter, then sort (stable, so equal keys keep the previous order)."""
+    out: Iterable[JobRow] = rows
+    state_pred = STATE_FILTERS[filters.state][1]
+    if state_pred is not None:
+        out = [r for r in out if state_pred(r.state)]
+    if filters.queue is not None:
+        q = filters.queue
+        out = [r for r in out if r.queue == q]
+    if filters.partition is not None:
+        p = filters.partition
+        out = [r for r in out if r.partition == p]
+    if filters.user is not None:
+        u = filters.user
+        out = [r for r in out if r.user == u]
+    if filters.text:
+        needle = filters.text.lower()
+        out = [r for r in out if needle in r.haystack]
+    result = list(out)
+    result.sort(key=sort_key(sort_column, now), reverse=reverse)  # type: ignore[arg-type]
+    return result

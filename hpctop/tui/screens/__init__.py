@@ -1,0 +1,1 @@
+"""Screens and modals pushed over the main screen (help, job detail, confirmations, inputs)."""

@@ -1,0 +1,134 @@
+"""Confirmation, input and picker modals for actions.
+
+The confirmation shows the actuator's *preview* (what will change) before anything is sent, and
+names every target job. Names are sanitised, and bidi/zero-width characters are flagged in a
+separate warning line (RELIABILITY.md T4), so a job named to look like another cannot be confirmed
+by mistake. All text is built as Rich ``Text``; no cluster string is parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from hpctop.actions.requests import Preview
+from hpctop.tui.keymap import bindings
+from hpctop.tui.sanitize import has_flagged, sanitize_display
+
+
+def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str]) -> Text:
+    t = Text()
+    t.append(title + "\n\n", style="bold")
+    flagged = [n for n in names if has_flagged(n)]
+    for p in previews:
+        if p.allowed:
+            for change in p.changes:
+                t.append("  ✓ ")
+                t.append(sanitize_display(change, cap=400))
+                t.append("\n")
+        else:
+            t.append("  ✗ ", style="bold red")
+            t.append(sanitize_display(f"{p.request.job[0]}/{p.request.job[2]}: {p.refusal}", cap=400))
+            t.append("\n")
+        for req in p.requests:
+            t.append("      ")
+            t.append(sanitize_display(req, cap=400), style="dim")
+            t.append("\n")
+    if flagged:
+        t.append("\n⚠ names contain hidden, bidi or control characters (shown as <U+…>/␛):\n", style="bold")
+        for n in flagged:
+            t.append("    ")
+            t.append(sanitize_display(n, cap=200))
+            t.append("\n")
+    allowed = sum(1 for p in previews if p.allowed)
+    t.append(f"\n{allowed} of {len(previews)} job(s) will be changed. Confirm? (y/n)")
+    return t
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = list(bindings("modal"))  # noqa: RUF012
+
+    def __init__(self, body: Text, can_confirm: bool) -> None:
+        super().__init__()
+        self._body = body
+        self._can_confirm = can_confirm
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box", classes="modal-box"):
+            yield Static(self._body, id="confirm-body")
+            with Horizontal(classes="modal-buttons"):
+                yield Button("Confirm (y)", id="confirm-yes", variant="error", disabled=not self._can_confirm)
+                yield Button("Cancel (n)", id="confirm-no")
+
+    def action_confirm(self) -> None:
+        if self._can_confirm:
+            self.dismiss(True)
+
+    def action_deny(self) -> None:
+        self.dismiss(False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "confirm-yes":
+            self.action_confirm()
+        else:
+            self.action_deny()
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """One line of input (a new priority, a filter); escape gives ``None``."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt_cancel")]  # noqa: RUF012
+
+    def __init__(self, title: str, value: str = "", placeholder: str = "", integer: bool = False) -> None:
+        super().__init__()
+        self._title = title
+        self._value = value
+        self._placeholder = placeholder
+        self._integer = integer
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="modal-box prompt-box"):
+            yield Static(Text(self._title, style="bold"))
+            yield Input(
+                value=self._value,
+                placeholder=self._placeholder,
+                type="integer" if self._integer else "text",
+                id="prompt-input",
+            )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PickScreen(ModalScreen[str | None]):
+    """Choose one of several values (a queue to move jobs to)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="pick_cancel")]  # noqa: RUF012
+
+    def __init__(self, title: str, choices: Sequence[str]) -> None:
+        super().__init__()
+        self._title = title
+        self._choices = list(choices)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="modal-box pick-box"):
+            yield Static(Text(self._title, style="bold"))
+            yield OptionList(
+                *[Option(Text(sanitize_display(c, cap=200)), id=str(i)) for i, c in enumerate(self._choices)]
+            )
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self._choices[int(event.option.id or 0)])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

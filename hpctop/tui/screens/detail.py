@@ -1,0 +1,164 @@
+"""The job detail screen: everything hpctop knows about one job, like ``scontrol show job`` + ``sprio``.
+
+The text is rebuilt from the latest snapshot each tick while the screen is open (the callback is
+the app's), so the reason, ETA and placement stay live. Every cluster string goes through the
+sanitiser with newlines kept only where a message is multi-line; the whole body is one Rich ``Text``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from hpctop.model.history import JournalEntry
+from hpctop.model.objects import Job, JobKey, Pod, Workload
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import JobPlan
+from hpctop.tui.gpumap import NodeGpus, fill_glyph
+from hpctop.tui.keymap import bindings
+from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta
+from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
+
+
+def _s(value: object, cap: int = 1024) -> str:
+    return sanitize_display(str(value), cap=cap)
+
+
+def detail_text(
+    job: Job | None,
+    plan: JobPlan | None,
+    snapshot: Snapshot,
+    now: float,
+    journal: list[JournalEntry],
+    nodes: dict[str, NodeGpus],
+) -> Text:
+    t = Text()
+    if job is None:
+        t.append("This job is no longer in the cluster.", style="bold")
+        return t
+    t.append(_s(job.id), style="bold")
+    t.append(f"  {job.state.code} {job.state.value}", style="bold")
+    t.append(f"   ({_s(job.owner_kind, 64)}, {job.kind.value})\n")
+    t.append(f"user {_s(job.user)}  namespace {_s(job.namespace)}  uid {_s(job.uid, 64)}\n")
+    part = plan.partition if plan and plan.partition else job.partition
+    t.append(f"queue {_s(job.queue or '-')}  partition {_s(part or '-')}  ")
+    t.append(f"priority class {_s(job.priority_class or '-')} value {job.priority_value}\n")
+    t.append(f"submitted {fmt_clock(job.submit_time)}")
+    if job.start_time is not None:
+        t.append(
+            f"  started {fmt_clock(job.start_time)} (waited {fmt_duration(job.start_time - job.submit_time)})"
+        )
+    if job.end_time is not None:
+        t.append(f"  ended {fmt_clock(job.end_time)}")
+    if job.time_limit:
+        t.append(f"  time limit {fmt_duration(job.time_limit)}")
+    t.append("\n")
+    r = job.per_member
+    t.append(
+        f"gang {job.running_members}/{job.min_members} running of {job.members} members; per member "
+        f"{r.gpu / 1000:g} GPU, {r.cpu / 1000:g} CPU, {r.memory / 2**30:.0f} GiB"
+    )
+    if job.gang is not None:
+        t.append(
+            f"  ({job.gang.style} gang, min {job.gang.min_member}, placeholders {job.gang.placeholders})"
+        )
+    t.append("\n")
+
+    reason = (plan.reason if plan else None) or job.observed_reason
+    if job.state.is_pending or reason is not None:
+        t.append("\nWhy pending\n", style="bold underline")
+        if reason is not None:
+            t.append(
+                f"  {reason.code.value} (Slurm: {reason.code.slurm})  evidence: {_s(reason.source, 200)}\n"
+            )
+            if reason.message:
+                t.append("  ")
+                t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
+                t.append("\n")
+        if plan is not None:
+            if plan.order is not None:
+                t.append(f"  position {plan.order + 1} among pending jobs\n")
+            t.append(f"  ETA {fmt_eta(plan.eta, now) or 'unknown'}")
+            if plan.eta is not None:
+                t.append(f" ({fmt_clock(plan.eta)})")
+            t.append("\n")
+            if plan.reserved_nodes:
+                t.append(f"  reserved nodes: {_s(', '.join(plan.reserved_nodes), 400)}\n")
+
+    if plan is not None:
+        t.append("\nPriority (like sprio)\n", style="bold underline")
+        t.append(f"  {'factor':<12}{'value':>8}{'weighted':>10}\n", style="dim")
+        for name, value in plan.priority.factors.items():
+            weighted = plan.priority.weighted.get(name, 0.0)
+            t.append(f"  {_s(name, 12):<12}{value:>8.3f}{weighted:>10.0f}\n")
+        t.append(f"  {'total':<12}{'':>8}{plan.priority.total:>10}\n", style="bold")
+
+    pods: list[Pod] = snapshot.job_pods(job)
+    t.append("\nPods\n", style="bold underline")
+    if not pods:
+        t.append("  (none)\n")
+    for pod in pods[:200]:
+        idx = ",".join(map(str, pod.gpu_indices)) or "-"
+        t.append(
+            f"  {_s(pod.name, 80):<32} {pod.phase:<10} node {_s(pod.node_name or '-', 64):<16} GPUs {idx}"
+        )
+        if pod.restart_count:
+            t.append(f" restarts {pod.restart_count}")
+        t.append("\n")
+    if len(pods) > 200:
+        t.append(f"  … {len(pods) - 200} more\n")
+
+    if job.nodes:
+        t.append("\nPlacement\n", style="bold underline")
+        for name in job.nodes[:64]:
+            ng = nodes.get(name)
+            t.append(f"  {_s(name, 64):<16} ")
+            if ng is None:
+                t.append("?\n")
+                continue
+            for slot in ng.slots:
+                mine = any(h[0] == job.id for h in slot.holders)
+                t.append(fill_glyph(slot.used), style="bold reverse" if mine else "dim")
+            t.append(f"  {ng.used / 1000:g}/{ng.total / 1000:g} GPUs  ({_s(ng.model, 64)})\n")
+
+    workload: Workload | None = snapshot.workloads.get(job.key)
+    if workload is not None and workload.conditions:
+        t.append("\nConditions\n", style="bold underline")
+        for c in workload.conditions:
+            t.append(f"  {_s(c.type, 64)}={_s(c.status, 16)} {_s(c.reason, 128)}: ")
+            t.append(sanitize_display(c.message, cap=4096, keep_newlines=True))
+            t.append("\n")
+
+    t.append("\nActions from this console\n", style="bold underline")
+    if not journal:
+        t.append("  (none)\n")
+    for e in journal:
+        t.append(f"  {fmt_clock(e.at)} {e.action:<8} {'ok' if e.ok else 'FAILED'}  ")
+        t.append(sanitize_display(e.message, cap=400))
+        t.append("\n")
+    return t
+
+
+class JobDetailScreen(Screen[None]):
+    BINDINGS = list(bindings("detail"))  # noqa: RUF012
+
+    def __init__(self, key: JobKey, build: Callable[[JobKey], Text]) -> None:
+        super().__init__()
+        self.key = key
+        self._build = build
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-body"):
+            yield Static(self._build(self.key), id="detail-text")
+        yield Footer()
+
+    def refresh_body(self) -> None:
+        self.query_one("#detail-text", Static).update(self._build(self.key))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,53 @@
+"""The help screen: every binding from the keymap table, with the keys in effect after remapping."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from hpctop.tui.keymap import KEYMAP, effective_keys
+
+SCOPES = {
+    "app": "Anywhere",
+    "jobs": "Jobs pane",
+    "gpus": "GPU pane",
+    "queues": "Queue pane",
+    "detail": "Job detail",
+    "modal": "Confirmation",
+}
+
+
+def help_table(keymap: Mapping[str, str], read_only: bool) -> Table:
+    table = Table(box=None, expand=True, show_header=True, header_style="bold")
+    table.add_column("where", no_wrap=True)
+    table.add_column("keys", no_wrap=True, style="bold")
+    table.add_column("action", no_wrap=True)
+    table.add_column("what it does")
+    for spec in KEYMAP:
+        if read_only and spec.mutating:
+            continue
+        keys = effective_keys(spec, keymap).replace("question_mark", "?").replace("slash", "/")
+        table.add_row(Text(SCOPES[spec.scope]), Text(keys), Text(spec.name), Text(spec.help))
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help_close")]  # noqa: RUF012
+
+    def __init__(self, keymap: Mapping[str, str], read_only: bool) -> None:
+        super().__init__()
+        self._keymap = keymap
+        self._read_only = read_only
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            title = "hpctop keys" + ("  (read-only: actions hidden)" if self._read_only else "")
+            yield Static(Text(title, style="bold"), id="help-title")
+            yield Static(help_table(self._keymap, self._read_only), id="help-table")

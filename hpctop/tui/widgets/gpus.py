@@ -1,0 +1,240 @@
+"""The GPU pane: every GPU of the cluster at three zoom levels.
+
+``cluster`` is a dense heat map, one character per node, so the 1,523 nodes of the Alibaba trace fit
+in a 104×17 pane; ``partition`` is one line per node of the selected partition with one cell per GPU;
+``node`` lists each GPU of the selected node with the jobs holding it. Meaning is carried by glyphs
+(``·`` free, ``░▒▓█`` by fill, ``✕`` down, ``⊘`` cordoned) and colour only reinforces it (queue colour
+of the holding job), so the colour-blind theme and monochrome terminals lose nothing.
+
+Lines are formatted when data, zoom or cursor change, and ``render_line`` only slices them.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hpctop.tui.colors import Palette, queue_var
+from hpctop.tui.gpumap import CORDONED, DOWN, GpuMap, NodeGpus, fill_glyph
+from hpctop.tui.keymap import bindings
+
+ZOOMS = ("cluster", "partition", "node")
+
+
+def _gpus(milli: int) -> str:
+    return f"{milli / 1000:g}"
+
+
+class GpuPane(ScrollView, can_focus=True):
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = list(bindings("gpus"))
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.map = GpuMap([], [], [])
+        self.zoom = "cluster"
+        self.cursor = 0
+        self.queues: list[str] = []
+        self._palette = Palette()
+        self._lines: list[list[Segment]] = []
+        self._cursor_line = 0
+
+    def set_map(self, gpu_map: GpuMap, queues: list[str]) -> None:
+        self.map = gpu_map
+        self.queues = queues
+        self.cursor = min(self.cursor, max(len(gpu_map.nodes) - 1, 0))
+        self.rebuild()
+
+    @property
+    def current(self) -> NodeGpus | None:
+        nodes = self.map.nodes
+        return nodes[self.cursor] if 0 <= self.cursor < len(nodes) else None
+
+    def cycle_zoom(self) -> str:
+        self.zoom = ZOOMS[(ZOOMS.index(self.zoom) + 1) % len(ZOOMS)]
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.rebuild()
+        return self.zoom
+
+    def select_node(self, name: str) -> bool:
+        for i, node in enumerate(self.map.nodes):
+            if node.name == name:
+                self.cursor = i
+                self.rebuild()
+                return True
+        return False
+
+    def action_move(self, delta: int) -> None:
+        if self.map.nodes:
+            self.cursor = max(0, min(self.cursor + delta, len(self.map.nodes) - 1))
+            self.rebuild()
+
+    def action_move_partition(self, delta: int) -> None:
+        node = self.current
+        names = self.map.partition_names()
+        if node is None or not names:
+            return
+        target = names[(names.index(node.partition) + delta) % len(names)]
+        for i, n in enumerate(self.map.nodes):
+            if n.partition == target:
+                self.cursor = i
+                break
+        self.rebuild()
+
+    # -- formatting ------------------------------------------------------------------------------
+
+    def _style(self, fg: str = "", bg: str = "", bold: bool = False, reverse: bool = False) -> Style:
+        return self._palette.style(self.app, fg=fg, bg=bg, bold=bold, reverse=reverse)
+
+    def _node_style(self, node: NodeGpus) -> Style:
+        if node.down:
+            return self._style("gpu-down")
+        if node.used == 0:
+            return self._style("gpu-free")
+        return self._style(queue_var(node.dominant_queue, self.queues))
+
+    def _totals_line(self) -> list[Segment]:
+        segs: list[Segment] = []
+        label = self._style("primary", bold=True)
+        dim = self._style("gpu-free")
+        for group in self.map.partitions:
+            segs.append(Segment(group.name, label))
+            segs.append(Segment(f" {_gpus(group.used)}/{_gpus(group.total)}", Style()))
+            if group.down:
+                segs.append(Segment(f" {DOWN}{group.down}", self._style("gpu-down")))
+            segs.append(Segment("  ", dim))
+        return segs
+
+    def _models_line(self) -> list[Segment]:
+        segs: list[Segment] = [Segment("models ", self._style("gpu-free"))]
+        for group in self.map.models:
+            segs.append(Segment(f"{group.name} {_gpus(group.used)}/{_gpus(group.total)}  ", Style()))
+        return segs
+
+    def rebuild(self) -> None:
+        width = max(self.size.width, 20)
+        lines: list[list[Segment]] = []
+        cursor_line = 0
+        if self.zoom == "cluster":
+            lines.append(self._totals_line())
+            row: list[Segment] = []
+            used = 0
+            last_part = None
+            for i, node in enumerate(self.map.nodes):
+                if last_part is not None and node.partition != last_part:
+                    if used + 1 > width:
+                        lines.append(row)
+                        row, used = [], 0
+                    row.append(Segment("│", self._style("panel")))
+                    used += 1
+                last_part = node.partition
+                if used + 1 > width:
+                    lines.append(row)
+                    row, used = [], 0
+                style = self._node_style(node)
+                if i == self.cursor:
+                    style = style + Style(reverse=True)
+                    cursor_line = len(lines)
+                row.append(Segment(node.glyph(), style))
+                used += 1
+            if row:
+                lines.append(row)
+        elif self.zoom == "partition":
+            cur = self.current
+            part = cur.partition if cur else ""
+            group = next((g for g in self.map.partitions if g.name == part), None)
+            head = self._style("primary", bold=True)
+            if group is not None:
+                lines.append(
+                    [
+                        Segment(f"{part}", head),
+                        Segment(
+                            f"  {_gpus(group.used)}/{_gpus(group.total)} GPUs, {group.nodes} nodes", Style()
+                        ),
+                        Segment(
+                            f"  {DOWN} {group.down} down/cordoned" if group.down else "",
+                            self._style("gpu-down"),
+                        ),
+                    ]
+                )
+            name_w = max((len(n.name) for n in self.map.nodes if n.partition == part), default=8)
+            for i, n in enumerate(self.map.nodes):
+                if n.partition != part:
+                    continue
+                is_cur = i == self.cursor
+                if is_cur:
+                    cursor_line = len(lines)
+                name_style = self._style(bold=True, reverse=True) if is_cur else Style()
+                segs = [Segment(n.name.ljust(name_w), name_style), Segment(" ")]
+                segs.extend(self._slot_segments(n))
+                segs.append(Segment(f" {_gpus(n.used)}/{_gpus(n.total)}", Style()))
+                if n.down:
+                    segs.append(Segment(" down" if not n.ready else " cordoned", self._style("gpu-down")))
+                lines.append(segs)
+        else:
+            sel = self.current
+            if sel is not None:
+                node = sel
+                state = "ready" if node.ready else "NOT READY"
+                if node.cordoned:
+                    state += ", cordoned"
+                lines.append(
+                    [
+                        Segment(node.name, self._style("primary", bold=True)),
+                        Segment(f"  {node.model}  partition {node.partition}  {state}  ", Style()),
+                        Segment(f"{_gpus(node.used)}/{_gpus(node.total)} GPUs", Style()),
+                    ]
+                )
+                for idx, slot in enumerate(node.slots):
+                    glyph = self._slot_glyph(node, slot.used)
+                    style = self._slot_style(node, slot.used, slot.queue)
+                    holders = ", ".join(f"{j} ({q or '-'}, {g:g})" for j, q, g in slot.holders) or "free"
+                    lines.append(
+                        [Segment(f"GPU{idx:<2} "), Segment(glyph * 2, style), Segment(f" {holders}")]
+                    )
+        self._lines = lines
+        self._cursor_line = cursor_line
+        self.virtual_size = Size(width, len(lines))
+        top = int(self.scroll_y)
+        height = max(self.size.height, 1)
+        if cursor_line < top or cursor_line >= top + height:
+            self.scroll_to(y=max(cursor_line - height // 2, 0), animate=False, immediate=True)
+        self.refresh()
+
+    def _slot_glyph(self, node: NodeGpus, used: int) -> str:
+        if not node.ready:
+            return DOWN
+        if node.cordoned and used == 0:
+            return CORDONED
+        return fill_glyph(used)
+
+    def _slot_style(self, node: NodeGpus, used: int, queue: str) -> Style:
+        if node.down and used == 0:
+            return self._style("gpu-down")
+        if used == 0:
+            return self._style("gpu-free")
+        return self._style(queue_var(queue, self.queues))
+
+    def _slot_segments(self, node: NodeGpus) -> list[Segment]:
+        return [
+            Segment(self._slot_glyph(node, s.used), self._slot_style(node, s.used, s.queue))
+            for s in node.slots
+        ]
+
+    def on_resize(self) -> None:
+        self.rebuild()
+
+    def render_line(self, y: int) -> Strip:
+        index = int(self.scroll_y) + y
+        width = self.size.width
+        if 0 <= index < len(self._lines):
+            return Strip(self._lines[index]).extend_cell_length(width).crop(0, width)
+        return Strip.blank(width, self.rich_style)
+
+    def line_count(self) -> int:
+        return len(self._lines)

@@ -1,0 +1,295 @@
+"""The jobs pane: a virtual table drawn with Textual's Line API.
+
+Textual's ``DataTable`` builds a renderable per cell and takes seconds to fill with 100k rows and
+hundreds of milliseconds to update one cell (PERFORMANCE.md P5). Here the widget holds a plain list
+of :class:`~hpctop.tui.rows.JobRow` and ``render_line`` formats only the rows that are on screen,
+so painting costs the same at 100 or 100k jobs; sorting and filtering are list operations over the
+rows. The header is line 0 of every frame (it does not scroll), rows follow at ``scroll_y``.
+
+All row text was sanitised when the rows were built and is drawn as ``Segment`` data, never markup.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hpctop.model.objects import JobKey
+from hpctop.tui.colors import Palette, state_var
+from hpctop.tui.keymap import bindings
+from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, apply_view, cells
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    if len(text) > width:
+        text = text[: max(width - 1, 0)] + "…"
+    return text.rjust(width) if right else text.ljust(width)
+
+
+class JobsTable(ScrollView, can_focus=True):
+    """Every job, one line each; only the visible lines are ever rendered."""
+
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = list(bindings("jobs"))
+
+    class OpenDetail(Message):
+        def __init__(self, key: JobKey) -> None:
+            super().__init__()
+            self.key = key
+
+    class AskFilter(Message):
+        """The user pressed ``/``: the app opens the filter input."""
+
+    def __init__(self, *, user: str | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows: list[JobRow] = []
+        self.view: list[JobRow] = []
+        self.cursor = 0
+        self.marked: set[JobKey] = set()
+        self.sort_column = "PRIO"
+        self.reverse = True
+        self.filters = Filters()
+        self.now = 0.0
+        self.me = user or os.environ.get("USER") or ""
+        self._palette = Palette()
+        self._queues: list[str] = []
+        self._widths = [c.width for c in COLUMNS]
+        self.read_only = False
+
+    # -- data ------------------------------------------------------------------------------------
+
+    def set_rows(self, rows: list[JobRow], now: float, *, resort: bool = True) -> None:
+        """New rows from a snapshot; the cursor stays on the same job when it is still shown."""
+        self.rows = rows
+        self.now = now
+        if resort:
+            self._reapply()
+        else:
+            self.refresh()
+
+    def _reapply(self) -> None:
+        current = self.current_key
+        self.view = apply_view(self.rows, self.filters, self.sort_column, self.reverse, self.now)
+        if current is not None:
+            for i, row in enumerate(self.view):
+                if row.key == current:
+                    self.cursor = i
+                    break
+        self.cursor = min(self.cursor, max(len(self.view) - 1, 0))
+        self.virtual_size = Size(sum(self._widths) + len(self._widths) + 2, len(self.view) + 1)
+        self._keep_cursor_visible()
+        self.refresh()
+
+    @property
+    def current(self) -> JobRow | None:
+        return self.view[self.cursor] if 0 <= self.cursor < len(self.view) else None
+
+    @property
+    def current_key(self) -> JobKey | None:
+        row = self.current
+        return row.key if row is not None else None
+
+    def targets(self) -> list[JobRow]:
+        """The marked jobs (in view order), or the job under the cursor."""
+        if self.marked:
+            by_key = {r.key: r for r in self.rows}
+            return [by_key[k] for k in sorted(self.marked) if k in by_key]
+        row = self.current
+        return [row] if row is not None else []
+
+    def set_filters(self, filters: Filters) -> None:
+        self.filters = filters
+        self.cursor = 0
+        self._reapply()
+
+    def select_key(self, key: JobKey) -> bool:
+        """Move the cursor to ``key`` (clearing filters that hide it)."""
+        for attempt in range(2):
+            for i, row in enumerate(self.view):
+                if row.key == key:
+                    self.cursor = i
+                    self._keep_cursor_visible()
+                    self.refresh()
+                    return True
+            if attempt == 0 and self.filters.active:
+                self.filters = Filters()
+                self._reapply()
+        return False
+
+    def set_queue_order(self, queues: list[str]) -> None:
+        self._queues = queues
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (self.read_only and action == "mark")
+
+    def _keep_cursor_visible(self) -> None:
+        body = max(self.size.height - 1, 1)
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + body:
+            self.scroll_to(y=self.cursor - body + 1, animate=False, immediate=True)
+
+    def _move_to(self, index: int) -> None:
+        if not self.view:
+            return
+        self.cursor = max(0, min(index, len(self.view) - 1))
+        self._keep_cursor_visible()
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        self._move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move_to(self.cursor + direction * max(self.size.height - 2, 1))
+
+    def action_jump(self, where: int) -> None:
+        self._move_to(len(self.view) - 1 if where < 0 else where)
+
+    def action_detail(self) -> None:
+        key = self.current_key
+        if key is not None:
+            self.post_message(self.OpenDetail(key))
+
+    def action_mark(self) -> None:
+        key = self.current_key
+        if key is None or self.read_only:
+            return
+        if key in self.marked:
+            self.marked.discard(key)
+        else:
+            self.marked.add(key)
+        self._move_to(self.cursor + 1)
+
+    def action_sort_next(self) -> None:
+        i = COLUMN_NAMES.index(self.sort_column)
+        self.sort_by(COLUMN_NAMES[(i + 1) % len(COLUMN_NAMES)])
+
+    def sort_by(self, column: str, reverse: bool | None = None) -> None:
+        if reverse is None:
+            reverse = not self.reverse if column == self.sort_column else column in ("PRIO", "GPUS", "TIME")
+        self.sort_column = column
+        self.reverse = reverse
+        self._reapply()
+
+    def action_sort_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self._reapply()
+
+    def action_filter(self) -> None:
+        self.post_message(self.AskFilter())
+
+    def action_cycle_state(self) -> None:
+        self.set_filters(replace(self.filters, state=(self.filters.state + 1) % len(STATE_FILTERS)))
+
+    def action_only_queue(self) -> None:
+        row = self.current
+        queue = None if self.filters.queue is not None or row is None else row.queue
+        self.set_filters(replace(self.filters, queue=queue))
+
+    def action_only_partition(self) -> None:
+        row = self.current
+        part = None if self.filters.partition is not None or row is None else row.partition
+        self.set_filters(replace(self.filters, partition=part))
+
+    def action_only_mine(self) -> None:
+        self.set_filters(replace(self.filters, user=None if self.filters.user is not None else self.me))
+
+    def action_clear_filters(self) -> None:
+        self.marked.clear()
+        self.set_filters(Filters())
+
+    # -- mouse -----------------------------------------------------------------------------------
+
+    def column_at(self, x: int) -> str | None:
+        x += int(self.scroll_x) - 2
+        for col, width in zip(COLUMNS, self._widths, strict=True):
+            if 0 <= x < width + 1:
+                return col.name
+            x -= width + 1
+        return None
+
+    def on_click(self, event: events.Click) -> None:
+        self.focus()
+        if event.y == 0:
+            column = self.column_at(event.x)
+            if column is not None:
+                self.sort_by(column)
+            return
+        index = int(self.scroll_y) + event.y - 1
+        if 0 <= index < len(self.view):
+            self._move_to(index)
+            if event.chain >= 2:
+                self.action_detail()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._keep_cursor_visible()
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def _header(self) -> list[Segment]:
+        style = self._palette.style(self.app, fg="primary", bold=True)
+        segs = [Segment("  ", style)]
+        for col, width in zip(COLUMNS, self._widths, strict=True):
+            label = col.name
+            if col.name == self.sort_column:
+                label += "▼" if self.reverse else "▲"
+            segs.append(Segment(_fit(label, width, col.align == "right") + " ", style))
+        return segs
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        scroll_x = int(self.scroll_x)
+        if y == 0:
+            segs = self._header()
+        else:
+            index = int(self.scroll_y) + y - 1
+            if index >= len(self.view):
+                return Strip.blank(width, self.rich_style)
+            segs = self._row_segments(self.view[index], index == self.cursor)
+        total = self.virtual_size.width
+        return Strip(segs).extend_cell_length(total).crop(scroll_x, scroll_x + width).simplify()
+
+    def _row_segments(self, row: JobRow, is_cursor: bool) -> list[Segment]:
+        pal = self._palette
+        app = self.app
+        base = Style()
+        if is_cursor:
+            var = "block-cursor-background" if self.has_focus else "block-cursor-blurred-background"
+            base = pal.style(app, bg=var, bold=self.has_focus)
+        marked = row.key in self.marked
+        segs = [Segment("* " if marked else "  ", base + pal.style(app, fg="accent", bold=True))]
+        texts = cells(row, self.now)
+        state_style = base + pal.style(app, fg=state_var(row.state))
+        for i, (col, width, text) in enumerate(zip(COLUMNS, self._widths, texts, strict=True)):
+            style = base
+            if col.name in ("ST", "REASON") or (col.name == "ETA" and text):
+                style = state_style
+            elif col.name == "ID" and marked:
+                style = base + pal.style(app, fg="accent")
+            segs.append(
+                Segment(_fit(text, width, col.align == "right") + (" " if i < len(COLUMNS) else ""), style)
+            )
+        return segs
+
+    def status_line(self) -> str:
+        """ "12/100000 jobs · sort PRIO▼ · state=pending" (plain text; no cluster data except filters)."""
+        text = (
+            f"{len(self.view)}/{len(self.rows)} jobs · sort {self.sort_column}{'▼' if self.reverse else '▲'}"
+        )
+        if self.filters.active:
+            text += " · " + self.filters.describe()
+        if self.marked:
+            text += f" · {len(self.marked)} marked"
+        return text

@@ -1,0 +1,162 @@
+"""The queue pane: the queue tree with used / guaranteed / max GPU bars and fair share.
+
+Each line is one queue: an expand marker, the name indented by depth, a bar where ``█`` is GPUs in
+use, ``│`` marks the guarantee and the bar's end is the max (or the cluster when no max is set), then
+used/guaranteed, running/pending counts, the fair-share factor and ``⇡`` when the queue borrows
+beyond its guarantee. Over-share queues are drawn in ``queue-over-share`` colour *and* flagged with
+``⇡``, so the meaning does not depend on colour. Queue paths come from scheduler configuration that
+other people write, so they are sanitised before drawing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from hpctop.scheduling.types import QueueStatus
+from hpctop.tui.colors import Palette, queue_var
+from hpctop.tui.keymap import bindings
+from hpctop.tui.sanitize import sanitize_display
+
+BAR = 12
+NAME = 14
+
+
+def _g(milli: int) -> str:
+    return f"{milli / 1000:g}"
+
+
+class QueuePane(ScrollView, can_focus=True):
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = list(bindings("queues"))
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.queues: dict[str, QueueStatus] = {}
+        self.order: list[str] = []
+        self.collapsed: set[str] = set()
+        self.cursor = 0
+        self.cluster_gpu = 0
+        self._palette = Palette()
+
+    def set_queues(self, queues: Mapping[str, QueueStatus], cluster_gpu: int) -> None:
+        self.queues = dict(queues)
+        self.order = list(queues)
+        self.cluster_gpu = cluster_gpu
+        self._resize()
+
+    def visible_paths(self) -> list[str]:
+        out: list[str] = []
+        hidden_under: list[str] = []
+        for path in self.order:
+            if any(path.startswith(h + ".") for h in hidden_under):
+                continue
+            out.append(path)
+            if path in self.collapsed:
+                hidden_under.append(path)
+        return out
+
+    @property
+    def current(self) -> str | None:
+        vis = self.visible_paths()
+        return vis[self.cursor] if 0 <= self.cursor < len(vis) else None
+
+    def _resize(self) -> None:
+        vis = self.visible_paths()
+        self.cursor = min(self.cursor, max(len(vis) - 1, 0))
+        self.virtual_size = Size(self.size.width, len(vis))
+        self.refresh()
+
+    def select(self, path: str) -> bool:
+        for h in list(self.collapsed):
+            if path.startswith(h + "."):
+                self.collapsed.discard(h)
+        vis = self.visible_paths()
+        if path in vis:
+            self.cursor = vis.index(path)
+            self._resize()
+            self.scroll_to(y=max(self.cursor - 2, 0), animate=False, immediate=True)
+            return True
+        return False
+
+    def action_move(self, delta: int) -> None:
+        vis = self.visible_paths()
+        if vis:
+            self.cursor = max(0, min(self.cursor + delta, len(vis) - 1))
+            top = int(self.scroll_y)
+            if self.cursor < top or self.cursor >= top + self.size.height:
+                self.scroll_to(y=max(self.cursor - self.size.height + 1, 0), animate=False, immediate=True)
+            self.refresh()
+
+    def action_toggle_queue(self) -> None:
+        path = self.current
+        if path is not None and self.queues.get(path) and self.queues[path].children:
+            self.collapsed.symmetric_difference_update({path})
+            self._resize()
+
+    def action_expand(self, expand: bool) -> None:
+        path = self.current
+        if path is None:
+            return
+        if expand:
+            self.collapsed.discard(path)
+        elif self.queues.get(path) and self.queues[path].children:
+            self.collapsed.add(path)
+        self._resize()
+
+    def _line(self, path: str, is_cursor: bool, width: int) -> list[Segment]:
+        q = self.queues[path]
+        pal = self._palette
+        app = self.app
+        base = (
+            pal.style(app, bg="block-cursor-background", bold=True)
+            if is_cursor and self.has_focus
+            else Style()
+        )
+        if is_cursor and not self.has_focus:
+            base = Style(underline=True)
+        marker = ("▸ " if path in self.collapsed else "▾ ") if q.children else "  "
+        name = sanitize_display(q.path.rsplit(".", 1)[-1], cap=64)
+        label = ("  " * q.depth + marker + name)[:NAME].ljust(NAME)
+        segs = [Segment(label + " ", base)]
+        top = q.max.gpu if q.max is not None and q.max.gpu else max(self.cluster_gpu, q.used.gpu, 1)
+        filled = min(round(q.used.gpu / top * BAR), BAR) if top else 0
+        guar = min(round(q.guaranteed.gpu / top * BAR), BAR) if top and q.guaranteed.gpu else -1
+        colour = "queue-over-share" if q.borrowing else queue_var(path, self.order)
+        bar_style = base + pal.style(app, fg=colour)
+        for i in range(BAR):
+            ch = "█" if i < filled else "░"
+            style = bar_style if i < filled else base + pal.style(app, fg="gpu-free")
+            if i == guar:
+                ch = "┃" if i >= filled else "▌"
+                style = base + pal.style(app, fg="queue-guaranteed", bold=True)
+            segs.append(Segment(ch, style))
+        max_txt = _g(q.max.gpu) if q.max is not None and q.max.gpu else "-"
+        segs.append(Segment(f" {_g(q.used.gpu):>5}/{_g(q.guaranteed.gpu)}/{max_txt}".ljust(13), base))
+        segs.append(Segment(f" R{q.running_jobs} PD{q.pending_jobs}".ljust(10), base))
+        segs.append(Segment(f" fs{q.fairshare_factor:.2f}", base))
+        if q.dominant_resource != "gpu":
+            segs.append(Segment(f" ({sanitize_display(q.dominant_resource, cap=8)})", base))
+        if q.borrowing:
+            segs.append(Segment(" ⇡", base + pal.style(app, fg="queue-over-share", bold=True)))
+        if q.state.value != "open":
+            segs.append(Segment(f" [{q.state.value}]", base + pal.style(app, fg="warning")))
+        return segs
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        vis = self.visible_paths()
+        index = int(self.scroll_y) + y
+        if 0 <= index < len(vis):
+            return (
+                Strip(self._line(vis[index], index == self.cursor, width))
+                .extend_cell_length(width)
+                .crop(0, width)
+            )
+        return Strip.blank(width, self.rich_style)
