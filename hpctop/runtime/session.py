@@ -1,0 +1,253 @@
+"""A running session: the embedded cluster, the store, the scheduling core and the binder, wired.
+
+The session owns the loop a live hpctop-as-binder deployment would run: the cluster's events go
+into the store, a snapshot goes to the core, and the core's placements are bound back through the
+cluster, whose answer (events again) goes into the store. Nothing here takes decisions of its own.
+
+Determinism is a requirement (tests, screenshots, bug reports that say "seed 1, --at 3600"): the
+core runs only at fixed points of the virtual clock (every ``interval`` virtual seconds from t = 0,
+whatever the size of the steps a caller takes), the store's clock is the virtual clock, and no
+wall-clock time enters a decision. So the same seed and the same ``at`` give the same cluster,
+whether it was reached in one call or in a thousand small steps of a console running at speed.
+
+Cheap where it can be: a scheduling point where nothing changed since the last one (no event, no
+placement made) is skipped, and the event bytes go straight into the store without copies.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from hpctop.actions.requests import Actuator, ReadOnlyActuator
+from hpctop.actions.simulator import SimulatorActuator
+from hpctop.model.objects import JobKey, PodKey
+from hpctop.model.policy import Policy
+from hpctop.model.store import Snapshot, Store
+from hpctop.scheduling.types import ScheduleResult
+from hpctop.sources.scenario import Scenario, load_scenario
+from hpctop.sources.simulator.cluster import EPOCH, Event, SimulatedCluster, SimulatorError
+
+ScheduleFn = Callable[[Snapshot, Policy, float], ScheduleResult]
+
+#: virtual seconds between scheduling points (a scheduler's cycle)
+DEFAULT_INTERVAL = 10.0
+#: virtual seconds per real second in the demo
+DEMO_SPEED = 60.0
+#: run the core at least this often (virtual seconds) even when nothing changed (ages grow)
+MAX_IDLE = 60.0
+
+
+def default_scheduler() -> ScheduleFn:
+    """The scheduling core (imported late so that the simulator works while the core is replaced in tests)."""
+    from hpctop.scheduling.core import schedule
+
+    return schedule
+
+
+@dataclass(frozen=True, slots=True)
+class BindFailure:
+    """A placement the cluster refused; any members already bound were unbound again."""
+
+    at: float
+    job: JobKey
+    pod: PodKey
+    node: str
+    message: str
+    rolled_back: int
+
+
+class Session:
+    """Simulator → store → core → binds, on a virtual clock."""
+
+    def __init__(
+        self,
+        cluster: SimulatedCluster,
+        policy: Policy | None = None,
+        source_name: str = "demo",
+        *,
+        speed: float = DEMO_SPEED,
+        read_only: bool = False,
+        scheduler: ScheduleFn | None = None,
+        interval: float = DEFAULT_INTERVAL,
+    ) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be positive")
+        self.cluster = cluster
+        self.policy = policy if policy is not None else cluster.scenario.policy
+        self.source_name = source_name
+        self.speed = speed
+        self.interval = interval
+        self.lock = threading.RLock()
+        self._schedule = scheduler if scheduler is not None else default_scheduler()
+        self.store = Store(clock=lambda: self.cluster.now)
+        self.bind_failures: deque[BindFailure] = deque(maxlen=1000)
+        self.binds = 0
+        self.schedule_runs = 0
+        self.schedule_seconds = 0.0  # real seconds spent in the core (for the stats pane and benches)
+        self._tick = 0  # next scheduling point: EPOCH + _tick * interval
+        self._sched_version = -1
+        self._sched_at = -math.inf
+        self._placed_last = False
+        self._apply(cluster.initial_events())
+        inner = SimulatorActuator(cluster, self.store, on_change=self.refresh, lock=self.lock)
+        self.actuator: Actuator = ReadOnlyActuator(inner) if read_only else inner
+        self.snapshot: Snapshot
+        self.result: ScheduleResult
+        self._run_due(self.cluster.now)
+        self.refresh()
+
+    # -- clock -----------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.cluster.now
+
+    @property
+    def elapsed(self) -> float:
+        """Virtual seconds since t = 0 (what ``--at`` counts)."""
+        return self.cluster.now - EPOCH
+
+    @property
+    def read_only(self) -> bool:
+        return self.actuator.read_only
+
+    def step(self, virtual_seconds: float) -> None:
+        """Advance the cluster by ``virtual_seconds``, scheduling and binding at each scheduling point."""
+        if virtual_seconds < 0:
+            raise ValueError("the virtual clock only moves forward")
+        with self.lock:
+            self._run_due(self.cluster.now + virtual_seconds)
+            self.refresh()
+
+    def advance_to(self, t: float) -> None:
+        """Advance to Unix time ``t`` (no-op when it is in the past)."""
+        if t > self.cluster.now:
+            self.step(t - self.cluster.now)
+
+    def advance_to_elapsed(self, seconds: float) -> None:
+        """Advance to ``seconds`` of virtual time since t = 0."""
+        self.advance_to(EPOCH + seconds)
+
+    def refresh(self) -> None:
+        """A new snapshot and schedule at the current virtual time (after a step or an action)."""
+        with self.lock:
+            self.snapshot = self.store.snapshot()
+            started = time.perf_counter()
+            self.result = self._schedule(self.snapshot, self.policy, self.cluster.now)
+            self.schedule_seconds += time.perf_counter() - started
+            self.schedule_runs += 1
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def _apply(self, events: list[Event]) -> None:
+        apply = self.store.apply_raw
+        for kind, raw in events:
+            apply(kind, raw)
+
+    def _run_due(self, target: float) -> None:
+        while True:
+            tick_at = EPOCH + self._tick * self.interval
+            if tick_at > target:
+                break
+            self._apply(self.cluster.advance(tick_at))
+            self._cycle(tick_at)
+            self._tick += 1
+        self._apply(self.cluster.advance(target))
+
+    def _cycle(self, at: float) -> None:
+        unchanged = self.store.version == self._sched_version and not self._placed_last
+        if unchanged and at - self._sched_at < MAX_IDLE:
+            return
+        snapshot = self.store.snapshot()
+        started = time.perf_counter()
+        result = self._schedule(snapshot, self.policy, at)
+        self.schedule_seconds += time.perf_counter() - started
+        self.schedule_runs += 1
+        self._placed_last = bool(result.placements)
+        for placement in result.placements:
+            self._bind(
+                placement.job, [(a.pod, a.node, tuple(a.gpu_indices)) for a in placement.assignments], at
+            )
+        self._sched_version = self.store.version
+        self._sched_at = at
+
+    def _bind(self, job: JobKey, assignments: list[tuple[PodKey, str, tuple[int, ...]]], at: float) -> None:
+        bound: list[PodKey] = []
+        for pod, node, gpus in assignments:
+            try:
+                events = self.cluster.bind(pod, node, gpus)
+            except SimulatorError as exc:
+                for done in bound:
+                    self._apply(self.cluster.unbind(done))
+                self.bind_failures.append(BindFailure(at, job, pod, node, exc.detail, len(bound)))
+                return
+            self._apply(events)
+            bound.append(pod)
+            self.binds += 1
+
+    def stats(self) -> dict[str, float]:
+        return {
+            "virtual_elapsed_s": self.elapsed,
+            "events": float(self.cluster.events_emitted),
+            "binds": float(self.binds),
+            "bind_failures": float(len(self.bind_failures)),
+            "schedule_runs": float(self.schedule_runs),
+            "schedule_seconds": self.schedule_seconds,
+            "skipped_objects": float(sum(self.store.skipped.values())),
+        }
+
+
+def session_for(
+    scenario: Scenario,
+    source_name: str,
+    *,
+    seed: int = 1,
+    at: float = 0.0,
+    read_only: bool = False,
+    speed: float = DEMO_SPEED,
+    scheduler: ScheduleFn | None = None,
+) -> Session:
+    cluster = SimulatedCluster(scenario, seed=seed)
+    session = Session(
+        cluster, scenario.policy, source_name, speed=speed, read_only=read_only, scheduler=scheduler
+    )
+    if at > 0:
+        session.advance_to_elapsed(at)
+    return session
+
+
+def demo_session(
+    seed: int = 1, at: float = 0.0, read_only: bool = False, scheduler: ScheduleFn | None = None
+) -> Session:
+    """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in."""
+    from hpctop.sources.simulator.trace import openb_scenario
+
+    return session_for(
+        openb_scenario(seed), "demo", seed=seed, at=at, read_only=read_only, scheduler=scheduler
+    )
+
+
+def scenario_session(
+    path: Path,
+    seed: int | None = None,
+    at: float = 0.0,
+    read_only: bool = False,
+    scheduler: ScheduleFn | None = None,
+) -> Session:
+    """A session on a scenario file; ``seed`` defaults to the file's ``[simulation] seed``, else 1."""
+    scenario = load_scenario(path)
+    chosen = seed if seed is not None else (scenario.seed if scenario.seed is not None else 1)
+    return session_for(
+        scenario,
+        f"scenario:{Path(path).name}",
+        seed=chosen,
+        at=at,
+        read_only=read_only,
+        scheduler=scheduler,
+    )
