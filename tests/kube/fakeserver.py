@@ -145,6 +145,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
     history: collections.deque[tuple[int, Res, Obj]] = attrs.field(factory=collections.deque, init=False)
     watch_faults: dict[Res, list[WatchFault]] = attrs.field(factory=dict, init=False)
     open_watches: int = attrs.field(default=0, init=False)
+    log: list[tuple[float, rendering.Request]] = attrs.field(factory=list, init=False)  # (loop time, req)
     _watchers: set[asyncio.Queue[tuple[int, Res, Obj]]] = attrs.field(factory=set, init=False)
     _snapshots: dict[str, tuple[int, list[Obj]]] = attrs.field(factory=dict, init=False)
     _uids: int = attrs.field(default=0, init=False)
@@ -213,6 +214,14 @@ class FakeApiServer(kmock.KubernetesEmulator):
         """{(namespace, name): resourceVersion} of what the server holds now."""
         return {k: o["metadata"]["resourceVersion"] for k, o in self.state.get(res, {}).items()}
 
+    def calls(self, res: Res, action: enums.action) -> list[tuple[float, dict[str, str]]]:
+        """(loop time, query parameters) of each request of ``action`` on ``res``, in order."""
+        return [
+            (t, dict(r.params))
+            for t, r in self.log
+            if r.action == action and self._by_plural(r.resource) == res
+        ]
+
     # -- faults ---------------------------------------------------------------------------------
 
     def script_watch(self, res: Res, *faults: WatchFault) -> None:
@@ -245,6 +254,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
 
     @override
     async def _handle(self, request: rendering.Request) -> Any:
+        self.log.append((asyncio.get_running_loop().time(), request))
         res = self._by_plural(request.resource)
         if res is not None and request.action in (enums.action.CREATE, enums.action.UPDATE):
             data = request.data if isinstance(request.data, dict) else {}

@@ -81,7 +81,8 @@ class ReflectorStatus:
 
     kind: str
     state: ReflectorState = ReflectorState.SYNCING
-    note: str = ""
+    note: str = ""  # why the state is what it is now (empty when synced)
+    last_error: str = ""  # the most recent failure, kept after recovery
     since: float = 0.0
     synced_once: bool = False
     resource_version: str = ""
@@ -227,16 +228,21 @@ class Reflector:
                     await self._retry(exc.detail, floor=exc.retry_after or 0.0)
                 except Forbidden as exc:
                     self._rv = None
-                    self._update(state=ReflectorState.FORBIDDEN, note=exc.detail)
+                    self._update(state=ReflectorState.FORBIDDEN, note=exc.detail, last_error=exc.detail)
                     await self._sleep(self.settings.forbidden_retry)
                 except NotFound as exc:
                     self._rv = None
-                    self._update(state=ReflectorState.UNAVAILABLE, note=exc.detail)
+                    self._update(state=ReflectorState.UNAVAILABLE, note=exc.detail, last_error=exc.detail)
                     await self._sleep(self.settings.forbidden_retry)
                 except Unauthorized as exc:
                     reauth += 1
                     if reauth > self.settings.max_reauth:
-                        self._update(state=ReflectorState.UNAUTHORIZED, note=exc.detail, retry_at=None)
+                        self._update(
+                            state=ReflectorState.UNAUTHORIZED,
+                            note=exc.detail,
+                            last_error=exc.detail,
+                            retry_at=None,
+                        )
                         return
                     try:
                         await self.client.connection.reauthenticate()
@@ -259,6 +265,7 @@ class Reflector:
         self._update(
             state=ReflectorState.RETRYING,
             note=note[:300],
+            last_error=note[:300],
             failures=self.status.failures + 1,
         )
         log.info("%s: %s; retrying in %.1fs", self.spec.kind, note[:300], delay)
@@ -322,6 +329,8 @@ class Reflector:
         bad = 0
         self._update(watches=self.status.watches + 1)
         async with self.client.stream(self.spec.path(self.namespace), params) as lines:
+            if self.status.state is not ReflectorState.SYNCED:  # reconnected: live again
+                self._update(state=ReflectorState.SYNCED, note="", retry_at=None)
             while True:
                 try:
                     async with asyncio.timeout(self.settings.inactivity):
