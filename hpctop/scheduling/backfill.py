@@ -24,6 +24,7 @@ that only running work without limits could make room for gets no reservation an
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,13 @@ from hpctop.scheduling.placement import NodeFree, Request, choose
 INF = math.inf
 #: distinct future change times examined when searching one job's shadow time (a bf_window of sorts)
 MAX_SHADOW_STEPS = 4000
+#: node events all shadow-time searches of one cycle may examine (like Slurm's bf_max_time, but counted,
+#: so the result stays deterministic); when it runs out, the remaining blocked jobs get no ETA
+CYCLE_SEARCH_BUDGET = 150_000
+
+
+def _when(entry: tuple[float, Request, tuple[int, ...]]) -> float:
+    return entry[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +62,21 @@ class Profile:
         self.releases: dict[str, list[tuple[float, Request, tuple[int, ...]]]] = {}
         self.reservations: dict[str, list[tuple[float, float, Request, tuple[int, ...], JobKey]]] = {}
         self.made: list[Reservation] = []
+        self.budget = CYCLE_SEARCH_BUDGET
+        self._version: dict[str, int] = {}
+        self._avail: dict[tuple[str, float, float], tuple[int, NodeFree]] = {}
+
+    def touch(self, node: str) -> None:
+        """The node's live state changed (a placement): cached windows of it are stale."""
+        self._version[node] = self._version.get(node, 0) + 1
 
     def release_time(self, end: float) -> float:
         return end if end > self.now else self.now + 1.0
 
     def add_release(self, node: str, end: float, req: Request, indices: tuple[int, ...]) -> None:
-        self.releases.setdefault(node, []).append((self.release_time(end), req, indices))
+        # kept sorted by time: searches walk a node's releases in order and stop early
+        bisect.insort(self.releases.setdefault(node, []), (self.release_time(end), req, indices), key=_when)
+        self.touch(node)
 
     def add_reservation(
         self,
@@ -72,6 +89,7 @@ class Profile:
     ) -> Reservation:
         for node, indices in members:
             self.reservations.setdefault(node, []).append((start, end, req, indices, job))
+            self.touch(node)
         res = Reservation(job, start, end, partition, tuple(sorted({n for n, _ in members})))
         self.made.append(res)
         return res
@@ -109,15 +127,24 @@ class Profile:
         return sorted(points)
 
     def avail(self, node: str, t0: float, t1: float) -> NodeFree:
-        """What ``node`` can give throughout [t0, t1) (a scratch copy; live when nothing is reserved)."""
+        """What ``node`` can give throughout [t0, t1): live when nothing is reserved there, else a copy.
+
+        Copies are cached per node version; whoever places on one must ``touch`` the node.
+        """
         if node not in self.reservations:
             if t0 <= self.now or node not in self.releases:
                 return self.live[node]
             return self.free_at(node, t0)
+        key = (node, t0, t1)
+        version = self._version.get(node, 0)
+        cached = self._avail.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
         out = self.free_at(node, t0)
         for point in self.change_points(node):
             if t0 < point < t1:
                 out.minimum(self.free_at(node, point))
+        self._avail[key] = (version, out)
         return out
 
 
@@ -126,25 +153,35 @@ def earliest_start(
     nodes: Sequence[str],
     req: Request,
     m: int,
+    until: float = INF,
 ) -> tuple[float, list[tuple[str, tuple[int, ...]]]] | None:
-    """The first future change time at which ``m`` members fit on ``nodes`` for good, and where.
+    """The first future change time (before ``until``) at which ``m`` members fit on ``nodes`` for good.
 
     "For good" means in the minimum of each node's free state from that time on, which is
     conservative for jobs with a time limit (they may get a later reservation than strictly
-    needed) but keeps the search incremental: a node is re-evaluated only when the search passes
-    one of its own change points.
+    needed) but keeps the search incremental: an unreserved node only gains resources over time,
+    so its state is advanced by giving back each release as the search passes it; a reserved node
+    is re-evaluated only when the search passes one of its own change points.
     """
-    if not profile.releases and not profile.reservations:
+    if (not profile.releases and not profile.reservations) or profile.budget <= 0:
         return None
-    events: list[tuple[float, str]] = []
-    for name in nodes:
-        for point in profile.change_points(name):
-            if point > profile.now:
-                events.append((point, name))
+    if m == 1:
+        return _earliest_single(profile, nodes, req, until)
+    events: list[tuple[float, int, str, Request | None, tuple[int, ...]]] = []
+    for k, name in enumerate(nodes):
+        if profile.reserved(name):
+            for point in profile.change_points(name):
+                if profile.now < point < until:
+                    events.append((point, k, name, None, ()))
+        else:
+            for when, r, indices in profile.releases.get(name, ()):
+                if when < until:
+                    events.append((when, k, name, r, indices))
     if not events:
         return None
-    events.sort()
+    events.sort(key=lambda e: (e[0], e[1]))
     current: dict[str, NodeFree] = {}
+    owned: set[str] = set()
     hosts: dict[str, int] = {}
     total = 0
     for name in nodes:
@@ -155,17 +192,25 @@ def earliest_start(
         total += h
     i = 0
     steps = 0
-    while i < len(events) and steps < MAX_SHADOW_STEPS:
+    while i < len(events) and steps < MAX_SHADOW_STEPS and profile.budget > 0:
         t = events[i][0]
         touched: set[str] = set()
         while i < len(events) and events[i][0] == t:
-            touched.add(events[i][1])
+            _, _, name, rel, indices = events[i]
             i += 1
+            profile.budget -= 1
+            touched.add(name)
+            if rel is None:
+                current[name] = profile.avail(name, t, INF)
+                owned.add(name)
+                continue
+            if name not in owned:
+                current[name] = current[name].clone()
+                owned.add(name)
+            current[name].charge(rel, indices, -1)
         steps += 1
-        for name in sorted(touched):
-            nf = profile.avail(name, t, INF) if profile.reserved(name) else profile.free_at(name, t)
-            current[name] = nf
-            h = nf.hosts(req, m)
+        for name in touched:
+            h = current[name].hosts(req, m)
             total += h - hosts[name]
             hosts[name] = h
         if total < m:
@@ -180,3 +225,48 @@ def earliest_start(
                 members.append((nf.name, scratch.place(req)))
         return t, members
     return None
+
+
+def _earliest_single(
+    profile: Profile, nodes: Sequence[str], req: Request, until: float
+) -> tuple[float, list[tuple[str, tuple[int, ...]]]] | None:
+    """One member: per node, walk its own change points in time order until it fits.
+
+    Same answer as the global event sweep (the earliest time any node can host the member, ties
+    to the first node), but each node's walk stops at the best time found so far, so most nodes
+    cost a check or two.
+    """
+    best: tuple[float, NodeFree] | None = None
+    bound = until
+    for name in nodes:
+        if profile.reserved(name):
+            for point in profile.change_points(name):
+                if point >= bound:
+                    break
+                if point <= profile.now:
+                    continue
+                nf = profile.avail(name, point, INF)
+                if nf.fits_one(req):
+                    best, bound = (point, nf), point
+                    break
+            continue
+        releases = profile.releases.get(name)
+        if not releases or releases[0][0] >= bound:
+            continue
+        scratch: NodeFree | None = None
+        k = 0
+        while k < len(releases) and releases[k][0] < bound and profile.budget > 0:
+            t = releases[k][0]
+            profile.budget -= 1
+            if scratch is None:
+                scratch = profile.live[name].clone()
+            while k < len(releases) and releases[k][0] == t:
+                scratch.charge(releases[k][1], releases[k][2], -1)
+                k += 1
+            if scratch.fits_one(req):
+                best, bound = (t, scratch), t
+                break
+    if best is None:
+        return None
+    start, nf = best
+    return start, [(nf.name, nf.clone().place(req))]

@@ -249,6 +249,8 @@ class _Cycle:
             plan = choose(self._view(names, window_end), req, m)
         if plan is None:
             self.avail_failures.add(fkey, req, m)
+            if not any(self.profile.reserved(n) for n in names):
+                self.live_failures.add((sig, pname), req, m)  # the view was the live state itself
             return None
         members: list[tuple[str, tuple[int, ...]]] = []
         for nf, count in plan:
@@ -258,6 +260,7 @@ class _Cycle:
                 if nf is not live:
                     live.charge(req, indices)
                 members.append((nf.name, indices))
+            self.profile.touch(nf.name)
         return members
 
     def fits_live(self, sig: Signature, pname: str, req: Request, m: int) -> bool:
@@ -365,7 +368,7 @@ class _Cycle:
             best: tuple[float, str, list[tuple[str, tuple[int, ...]]]] | None = None
             for pname in usable:
                 _, names = self.matching(sig, pname)
-                found = earliest_start(self.profile, names, req, m)
+                found = earliest_start(self.profile, names, req, m, best[0] if best else INF)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], pname, found[1])
             if best is not None:
@@ -513,6 +516,7 @@ class _Cycle:
             "considered": float(len(order)),
             "placed": float(len(placements)),
             "reservations": float(len(self.profile.made)),
+            "reservation_budget_left": float(self.profile.budget),
             "nodes": float(len(self.nodes)),
         }
         return ScheduleResult(

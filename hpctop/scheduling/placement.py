@@ -265,6 +265,8 @@ def choose(nodes: Sequence[NodeFree], req: Request, m: int) -> list[tuple[NodeFr
     items: list[tuple[int, int, NodeFree]] = []
     total = 0
     for idx, nf in enumerate(nodes):
+        if not nf.fits_one(req):
+            continue
         h = nf.hosts(req, m)
         if h:
             items.append((h, idx, nf))
