@@ -27,10 +27,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn, Protocol, TextIO
 
 from hpctop import __version__
-from hpctop.config import Settings, load_settings
+from hpctop.config import Settings, load_settings, save_theme
 from hpctop.errors import HpctopError, UsageError
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
@@ -256,8 +257,11 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None), overrides)
 
 
-def _session_module() -> Any:
-    return importlib.import_module("hpctop.runtime.session")
+def _session_module() -> ModuleType:
+    # Imported when a command needs a cluster, so ``hpctop version`` and ``--help`` stay instant.
+    from hpctop.runtime import session
+
+    return session
 
 
 def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
@@ -272,8 +276,10 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         path = Path(scenario).expanduser()
         if not path.is_file():
             raise UsageError(f"scenario file not found: {path}")
+        # A scenario file may name its own seed; only a seed the user set (flag, env, config) beats it.
+        seed = settings.seed if "seed" in settings.model_fields_set else None
         try:
-            session = module.scenario_session(path, seed=settings.seed, at=at, read_only=settings.read_only)
+            session = module.scenario_session(path, seed=seed, at=at, read_only=settings.read_only)
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
@@ -400,10 +406,25 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     # Imported here, not at the top: the tables must not pay for (or depend on) Textual.
     make_app: Callable[..., Any] = importlib.import_module("hpctop.tui.app").make_app
     app = make_app(
-        session, theme=settings.theme, read_only=settings.read_only, keymap=settings.keymap or None
+        session,
+        theme=settings.theme,
+        read_only=settings.read_only,
+        keymap=settings.keymap or None,
+        user=settings.user or None,
     )
     app.run()
+    _remember_theme(getattr(app, "theme", None), settings, getattr(args, "config", None))
     return 0
+
+
+def _remember_theme(chosen: object, settings: Settings, config: str | None) -> None:
+    """Keep the theme picked in the console for the next start (not a one-off ``--theme``)."""
+    if not isinstance(chosen, str) or not chosen or chosen == settings.theme:
+        return
+    try:
+        save_theme(chosen, config)
+    except HpctopError as exc:  # a read-only home must not turn a clean exit into a failure
+        print(f"hpctop: could not remember the theme: {exc}", file=sys.stderr)
 
 
 def _print_loop(session: SessionLike, settings: Settings, out: TextIO) -> int:

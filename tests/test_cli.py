@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from hpctop import __version__, cli
+from hpctop.errors import ConfigError
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
@@ -56,7 +57,9 @@ def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[str, Any
         seen.append({"source": "demo", "seed": seed, "at": at, "read_only": read_only})
         return FakeSession(*sample_cluster())
 
-    def scenario_session(path: Path, seed: int = 1, at: float = 0.0, read_only: bool = False) -> FakeSession:
+    def scenario_session(
+        path: Path, seed: int | None = None, at: float = 0.0, read_only: bool = False
+    ) -> FakeSession:
         seen.append({"source": str(path), "seed": seed, "at": at, "read_only": read_only})
         return FakeSession(*sample_cluster())
 
@@ -179,7 +182,12 @@ def test_scenario_source(
     scenario = tmp_path / "s.yaml"
     scenario.write_text("nodes: []\n")
     assert run(capsys, "jobs", "--scenario", str(scenario), "--seed", "5")[0] == 0
-    assert calls == [{"source": str(scenario), "seed": 5, "at": 0.0, "read_only": False}]
+    # without a seed from the user, the scenario file's own seed applies (None lets it choose)
+    assert run(capsys, "jobs", "--scenario", str(scenario), "--at", "10")[0] == 0
+    assert calls == [
+        {"source": str(scenario), "seed": 5, "at": 0.0, "read_only": False},
+        {"source": str(scenario), "seed": None, "at": 10.0, "read_only": False},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -266,21 +274,22 @@ def test_console_fallback_prints_jobs_when_not_a_terminal(
     assert calls[0]["read_only"] is True
 
 
-def test_console_starts_the_app_with_settings(
-    calls: list[dict[str, Any]],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> None:
+def _fake_console(monkeypatch: pytest.MonkeyPatch, pick: str | None = None) -> list[dict[str, Any]]:
+    """Replace the console with one that records how it was made and may 'pick' a theme."""
     started: list[dict[str, Any]] = []
 
     class App:
+        def __init__(self, theme: str) -> None:
+            self.theme = theme
+
         def run(self) -> None:
             started.append({"ran": True})
+            if pick is not None:
+                self.theme = pick
 
     def make_app(session: FakeSession, **kwargs: Any) -> App:
         started.append({"speed": session.speed, **kwargs})
-        return App()
+        return App(kwargs["theme"])
 
     real_import = importlib.import_module
     monkeypatch.setattr("hpctop.cli.importlib.util.find_spec", lambda name: object())
@@ -288,11 +297,59 @@ def test_console_starts_the_app_with_settings(
         "hpctop.cli.importlib.import_module",
         lambda name: SimpleNamespace(make_app=make_app) if name == "hpctop.tui.app" else real_import(name),
     )
+    return started
+
+
+def test_console_starts_the_app_with_settings(
+    calls: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    started = _fake_console(monkeypatch)
     config = tmp_path / "c.toml"
     config.write_text('theme = "hpctop-light"\n[keymap]\nquit = "ctrl+q"\n')
     code, _, _ = run(capsys, "--config", str(config), "--speed", "120", "--theme", "hpctop-colorblind")
     assert code == 0
     assert started == [
-        {"speed": 120.0, "theme": "hpctop-colorblind", "read_only": False, "keymap": {"quit": "ctrl+q"}},
+        {
+            "speed": 120.0,
+            "theme": "hpctop-colorblind",
+            "read_only": False,
+            "keymap": {"quit": "ctrl+q"},
+            "user": "bob",
+        },
         {"ran": True},
     ]
+    # a one-off --theme is not written back
+    assert config.read_text() == 'theme = "hpctop-light"\n[keymap]\nquit = "ctrl+q"\n'
+
+
+def test_console_remembers_the_theme_picked_in_it(
+    calls: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    _fake_console(monkeypatch, pick="hpctop-colorblind")
+    config = tmp_path / "c.toml"
+    config.write_text("# mine\nseed = 2\n")
+    assert run(capsys, "--config", str(config))[0] == 0
+    assert config.read_text() == '# mine\nseed = 2\ntheme = "hpctop-colorblind"\n'
+
+
+def test_console_theme_save_failure_is_a_warning(
+    calls: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    _fake_console(monkeypatch, pick="hpctop-light")
+
+    def refuse(name: str, path: object = None) -> None:
+        raise ConfigError("/home/x/.config/hpctop/config.toml: cannot write (read-only file system)")
+
+    monkeypatch.setattr("hpctop.cli.save_theme", refuse)
+    code, _, err = run(capsys)
+    assert code == 0
+    assert err.startswith("hpctop: could not remember the theme")

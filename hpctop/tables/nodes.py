@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpctop.model.objects import Node
+from hpctop.model.quantity import format_bytes
 from hpctop.model.resources import MIG_PREFIX, Resources
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
@@ -231,8 +232,20 @@ def _pair(alloc_key: str, total_key: str, show: Any = None) -> Any:
     return text
 
 
-def _gib(value: Any) -> str:
-    return f"{number(float(value) / 2**30, 0)}Gi" if value else "0"
+def _bytes(value: Any) -> str:
+    return format_bytes(int(value)) if value else "0"
+
+
+#: the text table cuts a node list here (JSON and CSV keep it whole); sinfo's lists wrap screens
+NODELIST_WIDTH = 60
+
+
+def _nodelist(value: Any, _: Row) -> str:
+    text = str(value or "-")
+    if len(text) <= NODELIST_WIDTH:
+        return text
+    cut = text.rfind(",", 0, NODELIST_WIDTH - 3)
+    return text[: cut if cut > 0 else NODELIST_WIDTH - 3] + "..."
 
 
 NODE_COLUMNS = (
@@ -240,7 +253,7 @@ NODE_COLUMNS = (
     Column("partition", "PARTITION"),
     Column("state", "STATE"),
     Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
-    Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _gib)),
+    Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
     Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
     Column("gpu_model", "GPU_MODEL"),
 )
@@ -250,10 +263,10 @@ SUMMARY_COLUMNS = (
     Column("nodes", "NODES", "right"),
     Column("state", "STATE"),
     Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
-    Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _gib)),
+    Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
     Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
     Column("gpu_models", "GPU_MODEL"),
-    Column("nodelist", "NODELIST"),
+    Column("nodelist", "NODELIST", "left", _nodelist),
 )
 
 
