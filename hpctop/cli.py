@@ -411,6 +411,7 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
         read_only=settings.read_only,
         keymap=settings.keymap or None,
         user=settings.user or None,
+        tick_interval=settings.refresh_interval,
     )
     app.run()
     _remember_theme(getattr(app, "theme", None), settings, getattr(args, "config", None))

@@ -63,8 +63,8 @@ class Settings(BaseSettings):
     )
 
     theme: str = DEFAULT_THEME
-    """Console colour theme (``hpctop-dark``, ``hpctop-light`` or any theme the console lists).
-    The console writes the theme you pick back into the config file."""
+    """Console colour theme: ``hpctop-dark``, ``hpctop-light``, ``hpctop-colorblind`` (or another the
+    console lists). A theme picked in the console is written back into the config file."""
 
     read_only: bool = False
     """Never change the cluster: actions (cancel, hold, requeue, ...) are refused before anything is sent."""
@@ -76,13 +76,13 @@ class Settings(BaseSettings):
     """Random seed of the simulated cluster; the same seed and ``--at`` give the same tables."""
 
     refresh_interval: float = Field(default=1.0, gt=0)
-    """Seconds between screen refreshes (real time)."""
+    """Real seconds between console updates (each advances the clock by ``speed`` times this)."""
 
     user: str = Field(default_factory=_default_user)
     """Your user name, for the "mine" filter (``--me``); defaults to ``$USER``."""
 
     keymap: dict[str, str] = Field(default_factory=dict)
-    """Key bindings to change, action name to key (``{quit = "ctrl+q"}`` as a TOML table)."""
+    """Key bindings to change, action name to key (a ``[keymap]`` table with ``quit = "ctrl+q"``)."""
 
     kubeconfig: Path | None = None
     """Kubeconfig file for a live cluster (default: ``$KUBECONFIG``, then ``~/.kube/config``)."""

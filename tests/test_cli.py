@@ -318,6 +318,7 @@ def test_console_starts_the_app_with_settings(
             "read_only": False,
             "keymap": {"quit": "ctrl+q"},
             "user": "bob",
+            "tick_interval": 1.0,
         },
         {"ran": True},
     ]
@@ -353,3 +354,17 @@ def test_console_theme_save_failure_is_a_warning(
     code, _, err = run(capsys)
     assert code == 0
     assert err.startswith("hpctop: could not remember the theme")
+
+
+def test_usage_doc_covers_every_command_and_flag() -> None:
+    import argparse
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text(encoding="utf-8")
+    parser = cli.build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subparsers.choices.items():
+        assert f"hpctop {name}" in doc, name
+        for action in sub._actions:
+            longest = max(action.option_strings, key=len, default="")
+            if longest and longest != "--help":
+                assert f"`{longest}" in doc or f"{longest} " in doc or f"[{longest}" in doc, (name, longest)

@@ -192,3 +192,9 @@ def test_remember_refuses_to_break_a_broken_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="line 1"):
         save_theme("x", path)
     assert path.read_text() == "seed = \n"
+
+
+def test_usage_doc_lists_every_setting_with_its_variable() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text(encoding="utf-8")
+    for name in Settings.model_fields:
+        assert f"| `{name}` | `HPCTOP_{name.upper()}`" in doc, name
