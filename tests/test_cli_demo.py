@@ -96,7 +96,9 @@ def test_jobs_json_is_byte_identical_across_runs_and_processes(capsys: pytest.Ca
 @pytest.mark.slow
 def test_jobs_json_at_one_hour_is_byte_identical(capsys: pytest.CaptureFixture[str]) -> None:
     rows = check_same_bytes(capsys, ["jobs", "--demo", "--seed", "1", "--at", "3600", "-o", "json"])
-    assert any(r["state"] == "PENDING" for r in rows) or rows
+    waiting = [r for r in rows if r["state"] == "PENDING"]
+    assert waiting and all(r["reason"] for r in waiting)
+    assert all(r["start_time"] for r in rows if r["state"] == "RUNNING")
 
 
 def test_gpu_totals_match_the_trace_node_list(capsys: pytest.CaptureFixture[str]) -> None:

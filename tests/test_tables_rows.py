@@ -154,6 +154,19 @@ def test_jobs_text_table_shows_squeue_columns() -> None:
     assert train.split()[5:] == ["R", "1200", "2/2", "1", "6", "50:00", "-", "gpu-h100-001"]
 
 
+@pytest.mark.parametrize(
+    ("partition", "shown"),
+    [(None, "-"), ("h100", "h100"), ("a,b,c", "a,b,c"), ("A10,G2,G3,P100,T4", "A10,G2,+3")],
+)
+def test_jobs_table_shortens_long_partition_lists(partition: str | None, shown: str) -> None:
+    job = make_job("j", partition=partition)
+    snapshot = make_snapshot([], [], [job])
+    row = jobs.job_rows(snapshot, make_result(EPOCH))[0]
+    assert row["partition"] == partition  # JSON keeps every name
+    line = render([row], jobs.COLUMNS, "table", header=False)
+    assert line.split()[4] == shown
+
+
 def test_prio_rows_have_factors_and_weighted_terms() -> None:
     snapshot, result = sample_cluster()
     rows = prio.prio_rows(snapshot, result, default_queue="root.default")

@@ -207,6 +207,14 @@ def _nodelist_reason(_: Any, row: Row) -> str:
     return "-"
 
 
+def _partitions(value: Any, _: Row) -> str:
+    """A job eligible for many partitions shows the first two and a count (JSON has them all)."""
+    names = str(value).split(",") if value else []
+    if len(names) <= 3:
+        return ",".join(names) or "-"
+    return f"{names[0]},{names[1]},+{len(names) - 2}"
+
+
 def _pods(_: Any, row: Row) -> str:
     return f"{row['running_members']}/{row['members']}"
 
@@ -228,7 +236,7 @@ COLUMNS = (
     Column("name", "NAME"),
     Column("user", "USER"),
     Column("queue", "QUEUE"),
-    Column("partition", "PARTITION"),
+    Column("partition", "PARTITION", "left", _partitions),
     Column("code", "ST"),
     Column("priority", "PRIO", "right"),
     Column("members", "PODS", "right", _pods),
