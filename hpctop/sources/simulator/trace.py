@@ -24,12 +24,16 @@ Added, because the trace lacks it, all seeded (``seed``) and deterministic:
   long-running ones) arrive at t = 0. Run times are *not* compressed (median 540 s) but are held
   between 30 s and ``MAX_DURATION = 4 h`` so the cluster keeps churning; the time limit of a job is
   its run time rounded up to the next of 10 min, 30 min, 1 h, 2 h, 4 h. At t = 3600 about 2,300
-  tasks run on ~1,800 GPUs and the pending ones wait on quotas, GPU models and whole free GPUs.
+  tasks run on ~1,700 GPUs and several hundred wait, most of them on their team's quota.
 * **Tenants.** A task's team is a seeded hash of its name, weighted (``TEAMS``): three
   departments (``research``, ``product``, ``platform``) with two or three teams each, queue
   ``root.<dept>.<team>``, namespace ``<team>``, a user among the team's. Guaranteed GPU quotas
-  sum to the cluster's GPUs; ``research.nlp`` has a small quota and the most work, so it runs
-  into its ``max`` and shows quota waits.
+  sum to the cluster's GPUs, but not in proportion to the work: ``rl``, ``recsys`` and ``eval``
+  hold large reservations they do not fill, while ``nlp``, ``vision``, ``search`` and ``infra``
+  have small quotas with a ``max`` and queue on it. The trace alone keeps about a third of the
+  6,212 GPUs busy, so the pending jobs of the demo are mostly the situation hpctop exists to
+  explain: "my job waits although GPUs are idle" (QuotaExceeded), besides held jobs and jobs
+  whose GPU models are scarce.
 * **Gangs.** The trace has no multi-pod jobs, and no two multi-GPU tasks arrive in the same
   minute. Multi-GPU tasks of one shape (GPU count, CPU, memory, GPU models, QoS) created within
   ``GANG_WINDOW`` (one trace day) of the first become one gang job of that many members (at most
@@ -72,6 +76,8 @@ T0 = 10_000_000
 COMPRESSION = 720
 MIN_DURATION = 30
 MAX_DURATION = 4 * 3600
+#: run times are multiplied by this; 1 keeps the trace's own (2 or 3 make the cluster busier, and slower)
+LOAD = 1
 TIME_LIMITS = (600, 1800, 3600, 7200, 14400)
 GANG_WINDOW = 86_400
 MAX_GANG = 8
@@ -110,12 +116,12 @@ class Team:
 
 TEAMS = (
     Team("research", "nlp", 0.30, 0.04, 0.06, ("alice", "bob", "chen")),
-    Team("research", "vision", 0.12, 0.16, 0.30, ("dana", "eli")),
-    Team("research", "rl", 0.08, 0.10, 0.20, ("farah", "goran")),
-    Team("product", "search", 0.15, 0.20, 0.35, ("hiro", "ines")),
-    Team("product", "recsys", 0.15, 0.20, 0.35, ("jon", "kim", "lena")),
-    Team("platform", "infra", 0.10, 0.15, 0.30, ("mo", "nia")),
-    Team("platform", "eval", 0.10, 0.15, None, ("omar", "pia")),
+    Team("research", "vision", 0.12, 0.02, 0.03, ("dana", "eli")),
+    Team("research", "rl", 0.08, 0.20, None, ("farah", "goran")),
+    Team("product", "search", 0.15, 0.03, 0.04, ("hiro", "ines")),
+    Team("product", "recsys", 0.15, 0.30, None, ("jon", "kim", "lena")),
+    Team("platform", "infra", 0.10, 0.01, 0.02, ("mo", "nia")),
+    Team("platform", "eval", 0.10, 0.40, None, ("omar", "pia")),
 )
 
 SERVICE_NAMES = (
@@ -229,7 +235,7 @@ def virtual_time(trace_seconds: int) -> int:
 
 
 def run_time(lifetime: int) -> int:
-    return min(max(lifetime, MIN_DURATION), MAX_DURATION)
+    return min(max(lifetime * LOAD, MIN_DURATION), MAX_DURATION)
 
 
 def time_limit(duration: int) -> int:
@@ -250,25 +256,33 @@ def _group(tasks: list[TraceTask], window: int, cap: int) -> list[list[TraceTask
     return groups
 
 
+def _quotas(total_gpus: int) -> dict[str, int]:
+    """Guaranteed whole GPUs per team, largest remainder first, so that they sum to ``total_gpus``."""
+    exact = {t.queue: t.guaranteed * total_gpus for t in TEAMS}
+    out = {q: int(v) for q, v in exact.items()}
+    short = total_gpus - sum(out.values())
+    for q in sorted(exact, key=lambda q: (out[q] - exact[q], q))[:short]:
+        out[q] += 1
+    return out
+
+
 def _policy(nodes: tuple[NodeSpec, ...]) -> Policy:
     total_gpus = sum(n.gpus for n in nodes)
+    guaranteed = _quotas(total_gpus)
     queues: list[QueueSpec] = [QueueSpec("root")]
     depts: dict[str, list[Team]] = {}
     for team in TEAMS:
         depts.setdefault(team.dept, []).append(team)
     for dept, teams in depts.items():
-        queues.append(
-            QueueSpec(
-                f"root.{dept}",
-                guaranteed=Resources(gpu=1000 * sum(round(t.guaranteed * total_gpus) for t in teams)),
-            )
-        )
+        dept_gpus = sum(guaranteed[t.queue] for t in teams)
+        queues.append(QueueSpec(f"root.{dept}", guaranteed=Resources(gpu=1000 * dept_gpus)))
         for team in teams:
+            cap = max(round(team.max * total_gpus), guaranteed[team.queue]) if team.max is not None else None
             queues.append(
                 QueueSpec(
                     team.queue,
-                    guaranteed=Resources(gpu=1000 * round(team.guaranteed * total_gpus)),
-                    max=Resources(gpu=1000 * round(team.max * total_gpus)) if team.max is not None else None,
+                    guaranteed=Resources(gpu=1000 * guaranteed[team.queue]),
+                    max=Resources(gpu=1000 * cap) if cap is not None else None,
                 )
             )
     return Policy(queues=tuple(queues))
