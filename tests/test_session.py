@@ -218,3 +218,15 @@ def test_scenario_session_from_file_with_the_real_core(tmp_path: Path) -> None:
     reason = session.result.plans[jobs["share"].key].reason
     assert reason is not None and reason.code.value in ("Resources", "Constraints")
     assert session.result.now == session.now
+
+
+def test_small_steps_reuse_the_schedule_of_the_last_scheduling_point() -> None:
+    session = small_session(BASE + JOBS)
+    session.advance_to_elapsed(200)  # everything that will run runs; nothing changes for a while
+    runs = session.schedule_runs
+    for _ in range(8):
+        session.step(1)
+    assert session.result.now == session.now == EPOCH + 208
+    assert session.schedule_runs - runs <= 1  # at most the scheduling point at t = 200+
+    session.refresh()
+    assert session.schedule_runs - runs <= 2

@@ -331,3 +331,45 @@ def test_ttl_after_finished_deletes_finished_jobs() -> None:
     assert jobs_by_name(session)["train"].state == JobState.COMPLETED
     session.advance_to_elapsed(140)
     assert "train" not in jobs_by_name(session)
+
+
+def test_taints_tolerations_and_node_selectors_reach_the_model() -> None:
+    text = """
+[[nodes]]
+name = "gpu"
+gpus = 4
+gpu_model = "A100"
+cpu = "32"
+memory = "128Gi"
+labels = { pool = "train" }
+taints = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
+
+[[nodes]]
+name = "other"
+gpus = 4
+gpu_model = "A100"
+cpu = "32"
+memory = "128Gi"
+
+[[jobs]]
+name = "tolerant"
+duration = 10
+per_member = { gpu = 1, cpu = "1", memory = "1Gi" }
+node_selector = { pool = "train" }
+tolerations = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+"""
+    scenario = parse_scenario(text)
+    cluster = SimulatedCluster(scenario)
+    store = Store(clock=lambda: cluster.now)
+    for kind, raw in cluster.initial_events():
+        store.apply_raw(kind, raw)
+    snap = store.snapshot()
+    assert [(t.key, t.value, t.effect) for t in snap.nodes["gpu-0"].taints] == [
+        ("nvidia.com/gpu", "present", "NoSchedule")
+    ]
+    job = snap.jobs[("default", "Job", "tolerant")]
+    assert job.node_selector == (("pool", "train"),)
+    assert len(job.tolerations) == 1 and job.tolerations[0].tolerates(snap.nodes["gpu-0"].taints[0])
+    with pytest.raises(SimulatorError, match="node selector pool=train"):
+        cluster.bind(job.pending_pods[0], "other-0", ())
+    cluster.bind(job.pending_pods[0], "gpu-0", ())

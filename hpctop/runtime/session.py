@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hpctop.actions.requests import Actuator, ReadOnlyActuator
@@ -94,6 +94,7 @@ class Session:
         self._sched_version = -1
         self._sched_at = -math.inf
         self._placed_last = False
+        self._view_version = -1
         self._apply(cluster.initial_events())
         inner = SimulatorActuator(cluster, self.store, on_change=self.refresh, lock=self.lock)
         self.actuator: Actuator = ReadOnlyActuator(inner) if read_only else inner
@@ -123,7 +124,7 @@ class Session:
             raise ValueError("the virtual clock only moves forward")
         with self.lock:
             self._run_due(self.cluster.now + virtual_seconds)
-            self.refresh()
+            self.refresh(force=False)
 
     def advance_to(self, t: float) -> None:
         """Advance to Unix time ``t`` (no-op when it is in the past)."""
@@ -134,14 +135,28 @@ class Session:
         """Advance to ``seconds`` of virtual time since t = 0."""
         self.advance_to(EPOCH + seconds)
 
-    def refresh(self) -> None:
-        """A new snapshot and schedule at the current virtual time (after a step or an action)."""
+    def refresh(self, force: bool = True) -> None:
+        """A new snapshot and schedule at the current virtual time (after a step or an action).
+
+        With ``force`` false (what :meth:`step` does), a schedule computed at the last scheduling
+        point is reused when nothing changed since and it is less than ``interval`` old: the
+        console steps many times a second, and the core's answer cannot differ but for ``now``.
+        """
         with self.lock:
+            now = self.cluster.now
+            if (
+                not force
+                and self._view_version == self.store.version
+                and now - self.result.now < self.interval
+            ):
+                self.result = replace(self.result, now=now)
+                return
             self.snapshot = self.store.snapshot()
             started = time.perf_counter()
-            self.result = self._schedule(self.snapshot, self.policy, self.cluster.now)
+            self.result = self._schedule(self.snapshot, self.policy, now)
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1
+            self._view_version = self.store.version
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -176,6 +191,9 @@ class Session:
             )
         self._sched_version = self.store.version
         self._sched_at = at
+        if not result.placements:  # nothing changed after this schedule: it is also the view's
+            self.snapshot, self.result = snapshot, result
+            self._view_version = self.store.version
 
     def _bind(self, job: JobKey, assignments: list[tuple[PodKey, str, tuple[int, ...]]], at: float) -> None:
         bound: list[PodKey] = []

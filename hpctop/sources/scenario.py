@@ -101,6 +101,13 @@ class TaintModel(_Model):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
 
 
+class TolerationModel(_Model):
+    key: str | None = None
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
 class NodeGroupModel(_Model):
     name: str = Field(min_length=1, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
     count: int = Field(default=1, ge=1, le=100_000)
@@ -170,6 +177,8 @@ class JobModel(_Model):
     gpu_fraction: float | None = Field(default=None, gt=0, le=1)
     gpu_milli: int | None = Field(default=None, gt=0, le=1000)
     gpu_models: list[str] = Field(default_factory=list)
+    tolerations: list[TolerationModel] = Field(default_factory=list)
+    node_selector: dict[str, str] = Field(default_factory=dict)
     priority: int | None = None
     priority_class: str | None = None
     user: str | None = None
@@ -260,6 +269,10 @@ class JobSpec:
     held: bool = False
     fail: bool = False
     labels: tuple[tuple[str, str], ...] = ()
+    tolerations: tuple[
+        tuple[str | None, str, str | None, str | None], ...
+    ] = ()  # key, operator, value, effect
+    node_selector: tuple[tuple[str, str], ...] = ()
 
     @property
     def per_member(self) -> Resources:
@@ -541,6 +554,8 @@ def _build(model: ScenarioModel, data: dict[str, Any], text: str, source: str, n
                 held=job.held,
                 fail=job.fail,
                 labels=tuple(sorted(job.labels.items())),
+                tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in job.tolerations),
+                node_selector=tuple(sorted(job.node_selector.items())),
             )
         )
     p = model.priority

@@ -378,6 +378,13 @@ class SimulatedCluster:
         }
         if spec.time_limit and not job.is_service:
             body["activeDeadlineSeconds"] = spec.time_limit
+        if spec.node_selector:
+            body["nodeSelector"] = dict(spec.node_selector)
+        if spec.tolerations:
+            body["tolerations"] = [
+                {k: v for k, v in (("key", key), ("operator", op), ("value", value), ("effect", effect)) if v}
+                for key, op, value, effect in spec.tolerations
+            ]
         return body
 
     def _template(self, job: _Job) -> dict[str, Any]:
@@ -758,6 +765,9 @@ class SimulatedCluster:
         if not node.spec.ready:
             return f"node {node_name} is not ready"
         spec = pod.job.spec
+        for key, value in spec.node_selector:
+            if node.labels.get(key) != value:
+                return f"node {node_name} does not match the pod's node selector {key}={value}"
         if spec.gpu_models and spec.gpu_count and node.spec.gpu_model not in spec.gpu_models:
             have = node.spec.gpu_model or "no GPUs"
             return f"node {node_name} has {have}, the pod allows {'|'.join(spec.gpu_models)}"
