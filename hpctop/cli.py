@@ -19,16 +19,13 @@ when it is started, so the tables never load Textual.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn, Protocol, TextIO
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
 
 from hpctop import __version__
 from hpctop.config import Settings, load_settings, save_theme
@@ -51,6 +48,9 @@ from hpctop.tables.select import (
     split_list,
 )
 
+if TYPE_CHECKING:
+    from hpctop.tui.app import HpctopApp
+
 
 class SessionLike(Protocol):
     """What the CLI needs from :class:`hpctop.runtime.session.Session`."""
@@ -60,10 +60,6 @@ class SessionLike(Protocol):
     now: float
     snapshot: Snapshot
     result: ScheduleResult
-
-    def step(self, virtual_seconds: float) -> None: ...
-
-    def refresh(self) -> None: ...
 
 
 class _Parser(argparse.ArgumentParser):
@@ -399,13 +395,16 @@ def _cmd_version(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     return 0
 
 
+def _load_make_app() -> Callable[..., HpctopApp]:
+    # Imported here, not at the top: the tables must not pay for (or depend on) Textual.
+    from hpctop.tui.app import make_app
+
+    return make_app
+
+
 def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     session = open_session(args, settings)
-    if importlib.util.find_spec("hpctop.tui.app") is None:
-        return _print_loop(session, settings, out)
-    # Imported here, not at the top: the tables must not pay for (or depend on) Textual.
-    make_app: Callable[..., Any] = importlib.import_module("hpctop.tui.app").make_app
-    app = make_app(
+    app = _load_make_app()(
         session,
         theme=settings.theme,
         read_only=settings.read_only,
@@ -414,7 +413,7 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
         tick_interval=settings.refresh_interval,
     )
     app.run()
-    _remember_theme(getattr(app, "theme", None), settings, getattr(args, "config", None))
+    _remember_theme(app.theme, settings, getattr(args, "config", None))
     return 0
 
 
@@ -426,26 +425,6 @@ def _remember_theme(chosen: object, settings: Settings, config: str | None) -> N
         save_theme(chosen, config)
     except HpctopError as exc:  # a read-only home must not turn a clean exit into a failure
         print(f"hpctop: could not remember the theme: {exc}", file=sys.stderr)
-
-
-def _print_loop(session: SessionLike, settings: Settings, out: TextIO) -> int:
-    """Until the console exists: the jobs table, redrawn every ``refresh_interval`` on a terminal."""
-    interactive = out.isatty()
-    try:
-        while True:
-            rows = jobs_table.job_rows(
-                session.snapshot, session.result, default_queue=session.policy.default_queue
-            )
-            if interactive:
-                out.write("\x1b[H\x1b[2J")
-            out.write(render(rows, jobs_table.COLUMNS, "table"))
-            out.flush()
-            if not interactive:
-                return 0
-            time.sleep(settings.refresh_interval)
-            session.step(settings.speed * settings.refresh_interval)
-    except KeyboardInterrupt:
-        return 0
 
 
 def _join_sort_values(argv: Sequence[str]) -> list[str]:

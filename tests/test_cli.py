@@ -8,7 +8,6 @@ statuses, output) without the simulator. ``test_cli_demo.py`` runs the real demo
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 import os
@@ -34,13 +33,6 @@ class FakeSession:
     policy: Policy = field(default_factory=Policy)
     speed: float = 1.0
     now: float = 0.0
-    steps: list[float] = field(default_factory=list)
-
-    def step(self, virtual_seconds: float) -> None:
-        self.steps.append(virtual_seconds)
-
-    def refresh(self) -> None:
-        pass
 
 
 @pytest.fixture
@@ -265,15 +257,6 @@ def test_kubectl_plugin_name(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     assert code == 2 and err.startswith("kubectl hpctop: usage error: unknown job state 'nope'")
 
 
-def test_console_fallback_prints_jobs_when_not_a_terminal(
-    calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("hpctop.cli.importlib.util.find_spec", lambda name: None)
-    code, out, _ = run(capsys, "--demo", "--read-only")
-    assert code == 0 and out.startswith("JOBID")
-    assert calls[0]["read_only"] is True
-
-
 def _fake_console(monkeypatch: pytest.MonkeyPatch, pick: str | None = None) -> list[dict[str, Any]]:
     """Replace the console with one that records how it was made and may 'pick' a theme."""
     started: list[dict[str, Any]] = []
@@ -291,12 +274,7 @@ def _fake_console(monkeypatch: pytest.MonkeyPatch, pick: str | None = None) -> l
         started.append({"speed": session.speed, **kwargs})
         return App(kwargs["theme"])
 
-    real_import = importlib.import_module
-    monkeypatch.setattr("hpctop.cli.importlib.util.find_spec", lambda name: object())
-    monkeypatch.setattr(
-        "hpctop.cli.importlib.import_module",
-        lambda name: SimpleNamespace(make_app=make_app) if name == "hpctop.tui.app" else real_import(name),
-    )
+    monkeypatch.setattr(cli, "_load_make_app", lambda: make_app)
     return started
 
 
@@ -368,3 +346,22 @@ def test_usage_doc_covers_every_command_and_flag() -> None:
             longest = max(action.option_strings, key=len, default="")
             if longest and longest != "--help":
                 assert f"`{longest}" in doc or f"{longest} " in doc or f"[{longest}" in doc, (name, longest)
+
+
+def test_tables_never_load_textual(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[[nodes]]\nname = "n"\ngpus = 1\ngpu_model = "T4"\ncpu = "8"\nmemory = "32Gi"\n')
+    code = (
+        "import sys\n"
+        "from hpctop.cli import main\n"
+        "assert main(['version']) == 0\n"
+        f"assert main(['gpus', '--scenario', {str(scenario)!r}, '-o', 'json']) == 0\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HPCTOP_")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.splitlines()[-1] == "[]"
+    assert '"model": "T4"' in out.stdout
