@@ -207,7 +207,7 @@ def _nodelist_reason(_: Any, row: Row) -> str:
     return "-"
 
 
-def _partitions(value: Any, _: Row) -> str:
+def short_partitions(value: Any, _: Row) -> str:
     """A job eligible for many partitions shows the first two and a count (JSON has them all)."""
     names = str(value).split(",") if value else []
     if len(names) <= 3:
@@ -236,7 +236,7 @@ COLUMNS = (
     Column("name", "NAME"),
     Column("user", "USER"),
     Column("queue", "QUEUE"),
-    Column("partition", "PARTITION", "left", _partitions),
+    Column("partition", "PARTITION", "left", short_partitions),
     Column("code", "ST"),
     Column("priority", "PRIO", "right"),
     Column("members", "PODS", "right", _pods),

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
-from hpctop.tables.jobs import select_jobs
+from hpctop.tables.jobs import select_jobs, short_partitions
 from hpctop.tables.render import Column, Row, number
 
 #: the factors every row carries (0 when the core reported none), in sprio's column order
@@ -99,7 +99,7 @@ _LEAD = (
     Column("id", "JOBID"),
     Column("user", "USER"),
     Column("queue", "QUEUE"),
-    Column("partition", "PARTITION"),
+    Column("partition", "PARTITION", "left", short_partitions),
     Column("priority", "PRIORITY", "right"),
 )
 COLUMNS = (*_LEAD, *(_weighted(f) for f in FACTORS))
