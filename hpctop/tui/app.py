@@ -14,17 +14,20 @@ pane are built in that worker too. The session is not thread-safe, so every call
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from hpctop.actions.requests import ActionKind, ActionRequest, Actuator, Preview
@@ -50,6 +53,7 @@ from hpctop.tui.widgets.queues import QueuePane
 from hpctop.tui.widgets.status import StatusBar, StatusInfo
 
 SIMULATED_PREFIXES = ("demo", "scenario", "sample", "replay")
+W = TypeVar("W", bound=Widget)
 
 
 class SessionLike(Protocol):
@@ -59,9 +63,11 @@ class SessionLike(Protocol):
     actuator: Actuator
     source_name: str
     speed: float
-    now: float
     snapshot: Snapshot
     result: ScheduleResult
+
+    @property
+    def now(self) -> float: ...
 
     def step(self, virtual_seconds: float) -> None: ...
 
@@ -137,12 +143,12 @@ class HpctopApp(App[None]):
         self.theme = self._initial_theme
         if self.user_keymap:
             self.set_keymap(self.user_keymap)
-        self.query_one("#gpus", GpuPane).border_title = "GPUs"
-        self.query_one("#queues", QueuePane).border_title = "Queues"
-        self.query_one("#jobs", JobsTable).border_title = "Jobs"
-        self.query_one("#charts", ChartsPane).display = self.show_charts
-        self.query_one("#jobs", JobsTable).read_only = self.read_only
-        self.query_one("#jobs", JobsTable).focus()
+        self._main(GpuPane, "#gpus").border_title = "GPUs"
+        self._main(QueuePane, "#queues").border_title = "Queues"
+        self._main(JobsTable, "#jobs").border_title = "Jobs"
+        self._main(ChartsPane, "#charts").display = self.show_charts
+        self._main(JobsTable, "#jobs").read_only = self.read_only
+        self._main(JobsTable, "#jobs").focus()
         self.theme_changed_signal.subscribe(self, lambda _theme: self._repaint_all())
         self.publish(
             self.session.snapshot,
@@ -151,6 +157,12 @@ class HpctopApp(App[None]):
         )
         if self.tick_interval > 0:
             self.set_interval(self.tick_interval, self.tick, name="tick")
+
+    def _main(self, kind: type[W], selector: str) -> W:
+        """A widget of the main screen, whichever screen is on top (detail, help, a modal)."""
+        if not self.screen_stack:
+            raise NoMatches("no main screen (shutting down)")
+        return self.screen_stack[0].query_one(selector, kind)
 
     # -- ticking ---------------------------------------------------------------------------------
 
@@ -204,9 +216,10 @@ class HpctopApp(App[None]):
         self.snapshot, self.result = snapshot, result
         now = result.now
         queue_order = list(result.queues)
-        jobs = self.query_one("#jobs", JobsTable)
+        jobs = self._main(JobsTable, "#jobs")
         jobs.set_queue_order(queue_order)
-        jobs.set_rows(rows, now)
+        # same rows as last time: keep the order (re-sorting 100k rows every tick costs ~50 ms)
+        jobs.set_rows(rows, now, resort=self._rows.changed)
         self._update_jobs_info()
         if snapshot.version != self._gpu_version:
             self._gpu_version = snapshot.version
@@ -217,19 +230,14 @@ class HpctopApp(App[None]):
                 snapshot.jobs,
                 ((p.name, p.nodes) for p in result.partitions),
             )
-            self.query_one("#gpus", GpuPane).set_map(self._gpu_map, queue_order)
-        self.query_one("#queues", QueuePane).set_queues(result.queues, result.cluster.gpu)
+            self._main(GpuPane, "#gpus").set_map(self._gpu_map, queue_order)
+        self._main(QueuePane, "#queues").set_queues(result.queues, result.cluster.gpu)
         self.history.record(snapshot, result)
-        charts = self.query_one("#charts", ChartsPane)
+        charts = self._main(ChartsPane, "#charts")
         if charts.display:
             charts.update_from(self.history)
-        running = pending = 0
-        for row in rows:
-            if row.state.is_active:
-                running += 1
-            elif row.state.is_pending:
-                pending += 1
-        self._status_counts = (running, pending)
+        counts = self._rows.counts
+        self._status_counts = (counts.get("running", 0), counts.get("pending", 0))
         self._update_status()
         screen = self.screen
         if isinstance(screen, JobDetailScreen):
@@ -263,18 +271,16 @@ class HpctopApp(App[None]):
             paused=self.paused,
             simulated=self.simulated,
         )
-        self.query_one("#status", StatusBar).show(info, self.theme_variables)
+        self._main(StatusBar, "#status").show(info, self.theme_variables)
 
     def _update_jobs_info(self) -> None:
-        jobs = self.query_one("#jobs", JobsTable)
-        self.query_one("#jobs-info", Static).update(
-            Text(jobs.status_line(), no_wrap=True, overflow="ellipsis")
-        )
+        jobs = self._main(JobsTable, "#jobs")
+        self._main(Static, "#jobs-info").update(Text(jobs.status_line(), no_wrap=True, overflow="ellipsis"))
 
     def _repaint_all(self) -> None:
-        self.query_one("#gpus", GpuPane).rebuild()
-        self.query_one("#queues", QueuePane).refresh()
-        self.query_one("#jobs", JobsTable).refresh()
+        self._main(GpuPane, "#gpus").rebuild()
+        self._main(QueuePane, "#queues").refresh()
+        self._main(JobsTable, "#jobs").refresh()
         self._update_status()
 
     # -- read-only -------------------------------------------------------------------------------
@@ -291,13 +297,13 @@ class HpctopApp(App[None]):
             self.push_screen(HelpScreen(self.user_keymap, self.read_only))
 
     def action_focus_pane(self, name: str) -> None:
-        widget = self.query_one(f"#{name}")
+        widget = self._main(Widget, f"#{name}")
         if not widget.display:
             widget.display = True
         widget.focus()
 
     def action_zoom(self) -> None:
-        zoom = self.query_one("#gpus", GpuPane).cycle_zoom()
+        zoom = self._main(GpuPane, "#gpus").cycle_zoom()
         self.notify(f"GPU pane: {zoom} view", timeout=2)
 
     def action_speed(self, factor: float) -> None:
@@ -315,13 +321,13 @@ class HpctopApp(App[None]):
         self.theme = name
 
     def toggle_pane(self, name: str) -> None:
-        widget = self.query_one(f"#{name}")
+        widget = self._main(Widget, f"#{name}")
         widget.display = not widget.display
         if name == "charts" and widget.display:
-            self.query_one("#charts", ChartsPane).update_from(self.history)
+            self._main(ChartsPane, "#charts").update_from(self.history)
 
     def clear_filters(self) -> None:
-        self.query_one("#jobs", JobsTable).action_clear_filters()
+        self._main(JobsTable, "#jobs").action_clear_filters()
         self._update_jobs_info()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -348,7 +354,7 @@ class HpctopApp(App[None]):
         )
 
     def on_jobs_table_ask_filter(self, message: JobsTable.AskFilter) -> None:
-        jobs = self.query_one("#jobs", JobsTable)
+        jobs = self._main(JobsTable, "#jobs")
 
         def done(value: str | None) -> None:
             if value is not None:
@@ -359,15 +365,15 @@ class HpctopApp(App[None]):
             PromptScreen("Filter jobs (text in any column)", jobs.filters.text, "e.g. nlp or PD"), done
         )
 
-    def on_key(self) -> None:
-        # quick filters and sorting change the info line; cheap to refresh after any key
-        self.call_after_refresh(self._update_jobs_info)
+    def on_jobs_table_view_changed(self, message: JobsTable.ViewChanged) -> None:
+        with contextlib.suppress(NoMatches):  # arrives after shutdown began
+            self._update_jobs_info()
 
     # -- palette targets -------------------------------------------------------------------------
 
     def palette_jobs(self, needle: str, limit: int) -> list[tuple[str, JobKey]]:
         out: list[tuple[str, JobKey]] = []
-        for row in self.query_one("#jobs", JobsTable).rows:
+        for row in self._main(JobsTable, "#jobs").rows:
             if needle in row.id.lower():
                 out.append((row.id, row.key))
                 if len(out) >= limit:
@@ -382,19 +388,19 @@ class HpctopApp(App[None]):
 
     def jump_to(self, kind: str, target: Any) -> None:
         if kind == "job":
-            jobs = self.query_one("#jobs", JobsTable)
+            jobs = self._main(JobsTable, "#jobs")
             jobs.select_key(target)
             jobs.focus()
             self._update_jobs_info()
         elif kind == "node":
-            gpus = self.query_one("#gpus", GpuPane)
+            gpus = self._main(GpuPane, "#gpus")
             gpus.display = True
             gpus.select_node(target)
             if gpus.zoom == "cluster":
                 gpus.cycle_zoom()
             gpus.focus()
         elif kind == "queue":
-            queues = self.query_one("#queues", QueuePane)
+            queues = self._main(QueuePane, "#queues")
             queues.display = True
             queues.select(target)
             queues.focus()
@@ -406,7 +412,7 @@ class HpctopApp(App[None]):
         if isinstance(screen, JobDetailScreen):
             job = self.snapshot.jobs.get(screen.key)
             return [(screen.key, job.uid if job else "", job.id if job else "/".join(screen.key))]
-        return [(r.key, r.uid, r.id) for r in self.query_one("#jobs", JobsTable).targets()]
+        return [(r.key, r.uid, r.id) for r in self._main(JobsTable, "#jobs").targets()]
 
     def action_job_action(self, kind: str) -> None:
         if self.read_only or kind not in MUTATING:
@@ -482,7 +488,7 @@ class HpctopApp(App[None]):
             action = requests[0].kind.value
             summary = f"{action}: {done} done" + (f", {failed} failed" if failed else "")
             self.notify(summary, severity="error" if failed and not done else "information", markup=False)
-        self.query_one("#jobs", JobsTable).marked.clear()
+        self._main(JobsTable, "#jobs").marked.clear()
         self.refresh_session()
 
 

@@ -139,7 +139,7 @@ def build_gpu_map(
             cordoned=node.unschedulable,
             slots=[GpuSlot() for _ in range(count)],
         )
-        for pk in pods_by_node.get(name, ()):
+        for pk in sorted(pods_by_node.get(name, ())):  # frozenset order varies per process
             pod = pods.get(pk)
             if pod is None or not pod.holds_resources or pod.requests.gpu <= 0:
                 continue

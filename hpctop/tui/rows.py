@@ -69,6 +69,7 @@ class JobRow:
     eta: float | None
     reason: str
     haystack: str  # lowercase text of every column, for "/" filtering
+    category: str  # pending | running | done | other: precomputed for counts and quick filters
 
     @property
     def st(self) -> str:
@@ -166,31 +167,72 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         eta=plan.eta if plan else None,
         reason=reason,
         haystack=hay,
+        category=_category(job.state),
     )
 
 
+def _category(state: JobState) -> str:
+    if state.is_pending:
+        return "pending"
+    if state.is_active:
+        return "running"
+    if state.is_finished:
+        return "done"
+    return "other"
+
+
+PlanSig = tuple[int, str | None, float | None, str | None] | None
+
+
+def _sig(plan: JobPlan | None) -> PlanSig:
+    """The parts of a plan a row shows: the core builds new plan objects every cycle, so identity
+    would rebuild every row every tick; comparing these four values keeps rows that look the same."""
+    if plan is None:
+        return None
+    reason = plan.reason
+    return (plan.priority.total, plan.partition, plan.eta, reason.code.value if reason is not None else None)
+
+
 class RowCache:
-    """Rows by job key, rebuilt only for jobs or plans that are new objects since the last call."""
+    """Rows by job key, rebuilt only for jobs that are new objects or whose plan shows differently."""
 
     def __init__(self) -> None:
-        self._rows: dict[JobKey, tuple[Job, JobPlan | None, JobRow]] = {}
+        self._rows: dict[JobKey, tuple[Job, PlanSig, JobRow]] = {}
+        self._last: tuple[object, object, list[JobRow]] | None = None
+        #: whether the last call built any row or dropped one (False: same rows as before)
+        self.changed = True
+        self.counts: dict[str, int] = {}
 
     def rows(self, jobs: Mapping[JobKey, Job], plans: Mapping[JobKey, JobPlan]) -> list[JobRow]:
+        last = self._last
+        if last is not None and last[0] is jobs and last[1] is plans:
+            self.changed = False
+            return last[2]
         old = self._rows
-        new: dict[JobKey, tuple[Job, JobPlan | None, JobRow]] = {}
+        new: dict[JobKey, tuple[Job, PlanSig, JobRow]] = {}
         out: list[JobRow] = []
         get_plan = plans.get
+        get_old = old.get
+        built = 0
         for key, job in jobs.items():
             plan = get_plan(key)
-            hit = old.get(key)
-            if hit is not None and hit[0] is job and hit[1] is plan:
+            sig = _sig(plan)
+            hit = get_old(key)
+            if hit is not None and hit[0] is job and hit[1] == sig:
                 new[key] = hit
                 out.append(hit[2])
             else:
                 row = make_row(job, plan)
-                new[key] = (job, plan, row)
+                new[key] = (job, sig, row)
                 out.append(row)
+                built += 1
+        self.changed = built > 0 or len(new) != len(old)
         self._rows = new
+        counts: dict[str, int] = {}
+        for row in out:
+            counts[row.category] = counts.get(row.category, 0) + 1
+        self.counts = counts
+        self._last = (jobs, plans, out)
         return out
 
 
@@ -215,12 +257,7 @@ def sort_key(column: str, now: float) -> Callable[[JobRow], object]:
     return keys[column]
 
 
-STATE_FILTERS: tuple[tuple[str, Callable[[JobState], bool] | None], ...] = (
-    ("all", None),
-    ("pending", lambda s: s.is_pending),
-    ("running", lambda s: s.is_active),
-    ("done", lambda s: s.is_finished),
-)
+STATE_FILTERS: tuple[str, ...] = ("all", "pending", "running", "done")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +277,7 @@ class Filters:
         if self.text:
             parts.append(f"/{self.text}")
         if self.state:
-            parts.append(f"state={STATE_FILTERS[self.state][0]}")
+            parts.append(f"state={STATE_FILTERS[self.state]}")
         if self.queue is not None:
             parts.append(f"queue={self.queue}")
         if self.partition is not None:
@@ -255,9 +292,9 @@ def apply_view(
 ) -> list[JobRow]:
     """Filter, then sort (stable, so equal keys keep the previous order)."""
     out: Iterable[JobRow] = rows
-    state_pred = STATE_FILTERS[filters.state][1]
-    if state_pred is not None:
-        out = [r for r in out if state_pred(r.state)]
+    if filters.state:
+        category = STATE_FILTERS[filters.state]
+        out = [r for r in out if r.category == category]
     if filters.queue is not None:
         q = filters.queue
         out = [r for r in out if r.queue == q]

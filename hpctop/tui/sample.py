@@ -471,7 +471,7 @@ class SampleSession:
             if job.state == JobState.HELD:
                 reason = Reason(ReasonCode.HELD, "job:spec.suspend", "job is suspended")
             elif job.state.is_pending:
-                reason = Reason(
+                reason = job.observed_reason or Reason(
                     ReasonCode.RESOURCES,
                     f"partition:{job.partition}",
                     f"needs {job.per_member.gpu * job.members / 1000:g} GPUs in {job.partition}; "

@@ -49,6 +49,9 @@ class JobsTable(ScrollView, can_focus=True):
     class AskFilter(Message):
         """The user pressed ``/``: the app opens the filter input."""
 
+    class ViewChanged(Message):
+        """Sort, filters or marks changed: the info line below the table follows."""
+
     def __init__(self, *, user: str | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[JobRow] = []
@@ -88,6 +91,7 @@ class JobsTable(ScrollView, can_focus=True):
         self.virtual_size = Size(sum(self._widths) + len(self._widths) + 2, len(self.view) + 1)
         self._keep_cursor_visible()
         self.refresh()
+        self.post_message(self.ViewChanged())
 
     @property
     def current(self) -> JobRow | None:
@@ -170,6 +174,7 @@ class JobsTable(ScrollView, can_focus=True):
             self.marked.discard(key)
         else:
             self.marked.add(key)
+        self.post_message(self.ViewChanged())
         self._move_to(self.cursor + 1)
 
     def action_sort_next(self) -> None:
@@ -222,12 +227,15 @@ class JobsTable(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         self.focus()
-        if event.y == 0:
-            column = self.column_at(event.x)
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            column = self.column_at(offset.x)
             if column is not None:
                 self.sort_by(column)
             return
-        index = int(self.scroll_y) + event.y - 1
+        index = int(self.scroll_y) + offset.y - 1
         if 0 <= index < len(self.view):
             self._move_to(index)
             if event.chain >= 2:

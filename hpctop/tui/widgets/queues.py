@@ -141,7 +141,7 @@ class QueuePane(ScrollView, can_focus=True):
         segs.append(Segment(f" {_g(q.used.gpu):>5}/{_g(q.guaranteed.gpu)}/{max_txt}".ljust(13), base))
         segs.append(Segment(f" R{q.running_jobs} PD{q.pending_jobs}".ljust(10), base))
         segs.append(Segment(f" fs{q.fairshare_factor:.2f}", base))
-        if q.dominant_resource != "gpu":
+        if q.dominant_resource and q.dominant_resource != "gpu":
             segs.append(Segment(f" ({sanitize_display(q.dominant_resource, cap=8)})", base))
         if q.borrowing:
             segs.append(Segment(" ⇡", base + pal.style(app, fg="queue-over-share", bold=True)))

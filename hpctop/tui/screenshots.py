@@ -1,0 +1,85 @@
+"""``python -m hpctop.tui.screenshots DIR``: SVG (and PNG when possible) of the console's main screens.
+
+Screens are taken headless with Textual's ``export_screenshot`` from the seeded demo session (the
+runtime's ``demo_session`` when it is importable, else the built-in sample cluster), after a few
+simulated minutes so the charts have history. PNGs are converted from the SVGs with ``cairosvg``
+when it is installed (a pure-Python package over the system's libcairo); without it only SVGs are
+written and a line says so, since the SVGs are the reference output anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hpctop.tui.app import HpctopApp, SessionLike, make_app
+
+SIZE = (160, 48)
+SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("main", "hpctop-dark", ()),
+    ("job-detail", "hpctop-dark", ("down", "enter")),
+    ("help", "hpctop-dark", ("question_mark",)),
+    ("light", "hpctop-light", ()),
+    ("colorblind-gpu-partition", "hpctop-colorblind", ("z",)),
+)
+
+
+def _session() -> SessionLike:
+    try:
+        from hpctop.runtime.session import demo_session
+
+        session: SessionLike = demo_session(seed=1)
+        return session
+    except Exception as exc:  # the demo is someone else's moving target; fall back, loudly
+        print(f"demo session unavailable ({exc!r}); using the built-in sample cluster", file=sys.stderr)
+    from hpctop.tui.sample import SampleSession
+
+    return SampleSession(seed=1, source_name="demo (sample)")
+
+
+async def _shoot(name: str, theme: str, keys: Sequence[str], out: Path) -> Path:
+    app: HpctopApp = make_app(_session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(8):
+            app.step_now(120)
+        await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause()
+        svg = app.export_screenshot(title=f"hpctop: {name}")
+    path = out / f"{name}.svg"
+    path.write_text(svg, encoding="utf-8")
+    return path
+
+
+def _png(svg: Path) -> Path | None:
+    try:
+        import cairosvg  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except (ImportError, OSError):
+        return None
+    png = svg.with_suffix(".png")
+    convert: Any = cairosvg.svg2png
+    convert(url=str(svg), write_to=str(png), output_width=1920)
+    return png
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = Path(args[0] if args else "screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    missing_png = False
+    for name, theme, keys in SHOTS:
+        svg = asyncio.run(_shoot(name, theme, keys, out))
+        png = _png(svg)
+        missing_png |= png is None
+        print(f"{svg}" + (f"  {png}" if png else ""))
+    if missing_png:
+        print("PNG skipped: install cairosvg (needs libcairo) to convert the SVGs", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
