@@ -172,11 +172,11 @@ class HpctopApp(App[None]):
 
     def tick(self) -> None:
         """Timer callback: start one step in a thread unless one is still running."""
-        now = self.clock()
-        dt, self._last_tick = now - self._last_tick, now
-        if self._stepping:
+        if self._stepping:  # the skipped time is not lost: the next step covers it
             self.skipped_ticks += 1
             return
+        now = self.clock()
+        dt, self._last_tick = now - self._last_tick, now
         virtual = 0.0 if self.paused or not self.simulated else self.session.speed * dt
         self._stepping = True
         self.run_worker(
