@@ -147,6 +147,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
     open_watches: int = attrs.field(default=0, init=False)
     log: list[tuple[float, rendering.Request]] = attrs.field(factory=list, init=False)  # (loop time, req)
     _watchers: set[asyncio.Queue[tuple[int, Res, Obj]]] = attrs.field(factory=set, init=False)
+    _streams: dict[int, Any] = attrs.field(factory=dict, init=False)  # raw requests of open watches
     _snapshots: dict[str, tuple[int, list[Obj]]] = attrs.field(factory=dict, init=False)
     _uids: int = attrs.field(default=0, init=False)
 
@@ -206,6 +207,15 @@ class FakeApiServer(kmock.KubernetesEmulator):
         self.history.clear()
         self.compacted = self.rv
         self._snapshots.clear()
+
+    def disconnect(self) -> int:
+        """Cut every open watch now (a network blip); returns how many were cut."""
+        cut = 0
+        for raw in list(self._streams.values()):
+            if raw is not None and raw.transport is not None:
+                raw.transport.close()
+                cut += 1
+        return cut
 
     def items_of(self, res: Res) -> dict[Key, Obj]:
         return dict(self.state.get(res, {}))
@@ -389,6 +399,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
         else:
             backlog = [e for rv, r, e in self.history if rv > since and wanted(r, e)]
         self._watchers.add(queue)  # no await since the backlog was read: nothing slips between
+        self._streams[id(request)] = request._raw_request
         self.open_watches += 1
         try:
             yield b""  # send the headers now
@@ -437,8 +448,12 @@ class FakeApiServer(kmock.KubernetesEmulator):
                     try:
                         _, r, event = await asyncio.wait_for(queue.get(), min(waits) if waits else None)
                     except TimeoutError:
-                        if deadline is not None and loop.time() >= deadline:
+                        # Compare with a margin: a timer may fire a hair early under a
+                        # fast-forwarded clock, and a strict check would spin here.
+                        if deadline is not None and loop.time() >= deadline - 0.001:
                             return
+                        if not bookmarks or loop.time() < next_bookmark - 0.001:
+                            continue
                         next_bookmark = loop.time() + (self.bookmark_interval or 0)
                         yield _line(
                             {
@@ -460,6 +475,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
                 return
         finally:
             self._watchers.discard(queue)
+            self._streams.pop(id(request), None)
             self.open_watches -= 1
 
 
