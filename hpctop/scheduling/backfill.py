@@ -78,6 +78,20 @@ class Profile:
         bisect.insort(self.releases.setdefault(node, []), (self.release_time(end), req, indices), key=_when)
         self.touch(node)
 
+    def add_releases(self, per_node: dict[str, list[tuple[float, Request, tuple[int, ...]]]]) -> None:
+        """``add_release`` for many (end, req, indices) at once: one sort per node, not an insort each.
+
+        Used for the running pods at the start of a cycle (thousands on the demo). The sort is
+        stable like ``insort``; releases of a node at the same time are applied together by
+        every reader, so their relative order never matters anyway.
+        """
+        for node, entries in per_node.items():
+            timed = [(self.release_time(end), req, indices) for end, req, indices in entries]
+            timed = self.releases.get(node, []) + timed
+            timed.sort(key=_when)
+            self.releases[node] = timed
+            self.touch(node)
+
     def add_reservation(
         self,
         job: JobKey,

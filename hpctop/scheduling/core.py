@@ -19,24 +19,19 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hpctop.model.objects import Job, JobKey, Node, Pod, Reason, Toleration
+from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey, Reason, Toleration
 from hpctop.model.policy import PartitionState, Policy
+from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
 from hpctop.scheduling import explain
 from hpctop.scheduling.backfill import INF, Profile, earliest_start
-from hpctop.scheduling.partitions import (
-    PartitionInfo,
-    build_partitions,
-    cluster_capacity,
-    node_has_gpu,
-    node_product,
-    partition_status,
-)
-from hpctop.scheduling.placement import NodeFree, Request, build_free, choose
+from hpctop.scheduling.memo import SHARED, Memo
+from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
+from hpctop.scheduling.placement import NodeFree, Request, choose
 from hpctop.scheduling.priority import PriorityInputs, breakdown
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.types import JobPlan, Placement, PodAssignment, PriorityBreakdown, ScheduleResult
@@ -81,39 +76,104 @@ class _Failures:
             del items[0]
 
 
+def _add_scaled(acc: tuple[list[int], dict[str, int]], r: Resources, factor: int) -> None:
+    ints, ext = acc
+    ints[0] += r.cpu * factor
+    ints[1] += r.memory * factor
+    ints[2] += r.gpu * factor
+    for key, value in r.extended:
+        ext[key] = ext.get(key, 0) + value * factor
+
+
+class _Plans(Mapping[JobKey, JobPlan]):
+    """``ScheduleResult.plans``: pending jobs' plans made by the cycle, running jobs' on first read.
+
+    Why lazy: the demo has ~3,300 running jobs and a handful pending; the profile showed their
+    priority breakdowns (``breakdown`` and its dicts) as a large fixed cost of every cycle, yet
+    the session reads a cycle's plans only when the console shows that cycle. Everything a
+    running plan needs is fixed before the cycle places anything (fair-share factors are taken
+    first), so computing it later gives the same value. Iteration is in job-key order, like a
+    dict built from the sorted jobs.
+    """
+
+    __slots__ = ("_lazy", "_make", "_order", "_plans", "_size")
+
+    def __init__(
+        self, plans: dict[JobKey, JobPlan], lazy: dict[JobKey, Job], make: Callable[[Job], JobPlan]
+    ) -> None:
+        self._plans = plans
+        self._lazy = lazy
+        self._make = make
+        self._size = len(plans) + len(lazy)
+        self._order: list[JobKey] | None = None
+
+    def __getitem__(self, key: JobKey) -> JobPlan:
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._make(self._lazy[key])
+        return plan
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._plans or key in self._lazy
+
+    def __iter__(self) -> Iterator[JobKey]:
+        if self._order is None:
+            self._order = sorted({*self._plans, *self._lazy})
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __repr__(self) -> str:
+        return f"_Plans({dict(self.items())!r})"
+
+
+def _pod_key(pod: Pod) -> PodKey:
+    return (pod.namespace, pod.name)
+
+
+_PENDING_STATES = frozenset({*(s for s in JobState if s.is_pending), JobState.PENDING, JobState.HELD})
+_ACTIVE_STATES = frozenset(s for s in JobState if s.is_active)
+
+
 def _is_pending(job: Job) -> bool:
-    return job.state.is_pending or job.state in (JobState.PENDING, JobState.HELD)
+    return job.state in _PENDING_STATES
 
 
 class _Cycle:
-    def __init__(self, snapshot: Snapshot, policy: Policy, now: float) -> None:
+    def __init__(self, snapshot: Snapshot, policy: Policy, now: float, memo: Memo) -> None:
         self.snapshot = snapshot
         self.policy = policy
         self.now = now
-        self.nodes: dict[str, Node] = {name: snapshot.nodes[name] for name in sorted(snapshot.nodes)}
-        self.partitions: tuple[PartitionInfo, ...] = build_partitions(self.nodes, policy)
-        self.part_by_name = {p.name: p for p in self.partitions}
-        self.product: dict[str, str | None] = {
-            name: node_product(node, policy.partition_label) if node_has_gpu(node) else None
-            for name, node in self.nodes.items()
-        }
-        pods_by_node: dict[str, list[Pod]] = {}
-        for key in sorted(snapshot.pods):
-            pod = snapshot.pods[key]
+        view = self.view = memo.cluster_view(snapshot.nodes, policy)
+        self.nodes: dict[str, Node] = view.nodes
+        self.partitions: tuple[PartitionInfo, ...] = view.partitions
+        self.part_by_name = view.part_by_name
+        self.product: dict[str, str | None] = view.product
+        # one pass over the pods, unsorted: each node's list is sorted by key (what the full sort gave)
+        grouped: dict[str, list[Pod]] = {}
+        nodes = self.nodes
+        for pod in snapshot.pods.values():
             where = pod.node_name
-            if where is not None and pod.holds_resources and where in self.nodes:
-                pods_by_node.setdefault(where, []).append(pod)
-        self.pods_by_node = pods_by_node
-        self.live, self.charges = build_free(
-            ((node, self.product[name]) for name, node in self.nodes.items()), pods_by_node
-        )
-        self.empty = {name: NodeFree.empty(node, self.product[name]) for name, node in self.nodes.items()}
-        self.cluster = cluster_capacity(self.nodes)
+            if where is not None and where in nodes and pod.holds_resources:
+                found = grouped.get(where)
+                if found is None:
+                    grouped[where] = [pod]
+                else:
+                    found.append(pod)
+        pods_by_node: dict[str, tuple[Pod, ...]] = {}
+        for where, pods in grouped.items():
+            if len(pods) > 1:
+                pods.sort(key=_pod_key)
+            pods_by_node[where] = tuple(pods)
+        self.live, self.charges, self.used_by_node = memo.free_state(view, pods_by_node)
+        self.empty = view.empty
+        self.cluster = view.cluster
         self.profile = Profile(now, self.live)
         self.tree = QueueTree(policy)
-        self._matching: dict[tuple[Signature, str], tuple[list[str], list[str]]] = {}
-        self._eligibility: dict[tuple[object, ...], Eligibility] = {}
-        self._union: dict[tuple[str, ...], tuple[int, int]] = {}
+        self._matching = view.matching
+        self._eligibility = view.eligibility
+        self._union = view.union
         self.live_failures = _Failures()
         self.avail_failures = _Failures()
         self.strict_blocked: dict[str, str] = {}  # partition -> first blocked job id (strict mode)
@@ -152,7 +212,7 @@ class _Cycle:
     def eligibility(self, job: Job, req: Request, m: int) -> Eligibility:
         sig = self.signature(job)
         key = (sig, job.partition, req, m)
-        cached = self._eligibility.get(key)
+        cached: Eligibility | None = self._eligibility.get(key)
         if cached is not None:
             return cached
         if job.partition is not None and job.partition not in self.part_by_name:
@@ -197,11 +257,10 @@ class _Cycle:
         return found
 
     def running_partition(self, job: Job) -> str | None:
-        on = set(job.nodes)
-        for p in self.partitions:
-            if on.intersection(p.nodes):
-                return p.name
-        return None
+        """The first partition (display order) holding any of the job's nodes."""
+        first = self.view.first_partition
+        best = min((first[n] for n in job.nodes if n in first), default=None)
+        return None if best is None else self.partitions[best].name
 
     # -- placement -----------------------------------------------------------------------------
 
@@ -381,55 +440,99 @@ class _Cycle:
 
     # -- the cycle -----------------------------------------------------------------------------
 
-    def run(self, started: float) -> ScheduleResult:
-        jobs = [self.snapshot.jobs[k] for k in sorted(self.snapshot.jobs)]
-        pending = [j for j in jobs if _is_pending(j)]
-        active = [j for j in jobs if j.state.is_active]
-        path_of: dict[JobKey, str] = {}
+    def _roll_up(self, active: list[Job], pending: list[Job], path_of: dict[JobKey, str]) -> None:
+        """Queue usage, pending demand and job counts, and the releases of running pods.
+
+        Summed per leaf queue in plain ints and added to the tree once per queue: the profile
+        showed ``Resources`` additions per running job and ancestor (~3,300 jobs on the demo)
+        as a fixed cost of every cycle. Integer sums in any order give the same totals.
+        """
+        tree = self.tree
+        resolved: dict[str | None, str] = {}
+        used: dict[str, tuple[list[int], dict[str, int]]] = {}
+        counts: dict[str, int] = {}
+        releases: dict[str, list[tuple[float, Request, tuple[int, ...]]]] = {}
+        charges = self.charges
         for job in active:
-            path = path_of[job.key] = self.tree.resolve(job.queue)
-            self.tree.add_used(path, job.allocated)
-            for p in self.tree.ancestors(path):
-                self.tree.nodes[p].running_jobs += 1
-            end_base = job.start_time if job.start_time is not None else self.now
+            path = resolved.get(job.queue)
+            if path is None:
+                path = resolved[job.queue] = tree.resolve(job.queue)
+            path_of[job.key] = path
+            acc = used.get(path)
+            if acc is None:
+                acc = used[path] = ([0, 0, 0], {})
+            _add_scaled(acc, job.per_member, job.members - len(job.pending_pods))
+            counts[path] = counts.get(path, 0) + 1
             if job.time_limit:
+                end = (job.start_time if job.start_time is not None else self.now) + job.time_limit
                 for pod_key in job.pods:
-                    charge = self.charges.get(pod_key)
+                    charge = charges.get(pod_key)
                     if charge is not None:
-                        self.profile.add_release(
-                            charge.node, end_base + job.time_limit, charge.req, charge.indices
-                        )
+                        releases.setdefault(charge.node, []).append((end, charge.req, charge.indices))
+        self.profile.add_releases(releases)
+        for path, (ints, ext) in used.items():
+            tree.add_used(path, to_resources(ints, ext))
+        for path, count in counts.items():
+            for p in tree.ancestors(path):
+                tree.nodes[p].running_jobs += count
+        demand: dict[str, tuple[list[int], dict[str, int]]] = {}
+        counts = {}
         for job in pending:
-            path = path_of[job.key] = self.tree.resolve(job.queue)
-            amount = job.per_member.scale(len(job.pending_pods))
-            for p in self.tree.ancestors(path):
-                node = self.tree.nodes[p]
+            path = resolved.get(job.queue)
+            if path is None:
+                path = resolved[job.queue] = tree.resolve(job.queue)
+            path_of[job.key] = path
+            acc = demand.get(path)
+            if acc is None:
+                acc = demand[path] = ([0, 0, 0], {})
+            _add_scaled(acc, job.per_member, len(job.pending_pods))
+            counts[path] = counts.get(path, 0) + 1
+        for path, (ints, ext) in demand.items():
+            amount = to_resources(ints, ext)
+            for p in tree.ancestors(path):
+                node = tree.nodes[p]
                 node.pending = node.pending + amount
-                node.pending_jobs += 1
+                node.pending_jobs += counts[path]
+
+    def run(self, started: float) -> ScheduleResult:
+        # no global sort of the jobs: nothing below depends on their order (heaps order fully by
+        # key, sums are of ints) except the plans' iteration order, which ``_Plans`` sorts lazily
+        pending: list[Job] = []
+        active: list[Job] = []
+        max_qos = max((pc.value for pc in self.snapshot.priority_classes.values()), default=0)
+        for job in self.snapshot.jobs.values():
+            state = job.state
+            if state in _PENDING_STATES:
+                pending.append(job)
+            elif state in _ACTIVE_STATES:
+                active.append(job)
+            if job.priority_value is not None and job.priority_value > max_qos:
+                max_qos = job.priority_value
+        path_of: dict[JobKey, str] = {}
+        self._roll_up(active, pending, path_of)
         self.tree.compute_normalized_shares(self.cluster)
         queue_status = self.tree.status(self.cluster)
         partitions = tuple(
-            partition_status(p, self.nodes, self.pods_by_node, self.policy.partition_label)
+            partition_status_fast(p, self.view.partition_static(p), self.used_by_node)
             for p in self.partitions
         )
-
-        max_qos = max(
-            [pc.value for pc in self.snapshot.priority_classes.values()]
-            + [j.priority_value for j in jobs if j.priority_value is not None],
-            default=0,
-        )
         inputs = PriorityInputs(max((p.spec.priority_tier for p in self.partitions), default=0), max_qos)
+        # fair-share factors as they are before any placement of this cycle (placements change usage)
+        fairshare = {path: self.tree.fairshare(path, self.cluster)[2] for path in self.tree.nodes}
+        part_by_name = self.part_by_name
+        union_capacity = self.union_capacity
+        now = self.now
+        weights = self.policy.weights
 
         def prio(job: Job, parts: Sequence[str]) -> PriorityBreakdown:
-            tier = max((self.part_by_name[p].spec.priority_tier for p in parts), default=0)
-            gpu, cpu = self.union_capacity(parts)
-            _, _, fs = self.tree.fairshare(path_of[job.key], self.cluster)
+            tier = max((part_by_name[p].spec.priority_tier for p in parts), default=0)
+            gpu, cpu = union_capacity(parts)
             return breakdown(
                 job,
-                now=self.now,
-                weights=self.policy.weights,
+                now=now,
+                weights=weights,
                 inputs=inputs,
-                fairshare=fs,
+                fairshare=fairshare[path_of[job.key]],
                 tier=tier,
                 gpus_in_partitions=gpu,
                 cpus_in_partitions=cpu,
@@ -442,10 +545,14 @@ class _Cycle:
                 job, Request.of(job.per_member), max(len(job.pending_pods), 1)
             )
             priorities[job.key] = prio(job, e.partitions)
-        running_part: dict[JobKey, str | None] = {}
-        for job in active:
-            part = running_part[job.key] = self.running_partition(job)
-            priorities[job.key] = prio(job, [part] if part else [])
+        running_partition = self.running_partition
+
+        def running_plan(job: Job) -> JobPlan:
+            """A running job's plan, computed when read: only pending jobs' priorities order anything."""
+            part = running_partition(job)
+            return JobPlan(
+                job=job.key, priority=prio(job, [part] if part else []), partition=part, eta=job.start_time
+            )
 
         # two-step order: leaf queue by DRF share, then job by priority
         by_queue: dict[str, list[tuple[int, float, str, JobKey]]] = {}
@@ -491,26 +598,17 @@ class _Cycle:
             out.reason = found
 
         plans: dict[JobKey, JobPlan] = {}
-        for job in jobs:
-            if job.key in outcomes:
-                o = outcomes[job.key]
-                plans[job.key] = JobPlan(
-                    job=job.key,
-                    priority=priorities[job.key],
-                    partition=o.partition,
-                    order=o.order,
-                    reason=o.reason,
-                    eta=o.eta,
-                    placement=o.placement,
-                    reserved_nodes=o.reserved_nodes,
-                )
-            elif job.key in running_part:
-                plans[job.key] = JobPlan(
-                    job=job.key,
-                    priority=priorities[job.key],
-                    partition=running_part[job.key],
-                    eta=job.start_time,
-                )
+        for key, o in outcomes.items():
+            plans[key] = JobPlan(
+                job=key,
+                priority=priorities[key],
+                partition=o.partition,
+                order=o.order,
+                reason=o.reason,
+                eta=o.eta,
+                placement=o.placement,
+                reserved_nodes=o.reserved_nodes,
+            )
         stats = {
             "seconds": time.perf_counter() - started,
             "considered": float(len(order)),
@@ -524,14 +622,26 @@ class _Cycle:
             cluster=self.cluster,
             partitions=partitions,
             queues=queue_status,
-            plans=plans,
+            plans=_Plans(plans, {job.key: job for job in active}, running_plan),
             placements=tuple(placements),
             pending_order=tuple(order),
             stats=stats,
         )
 
 
-def schedule(snapshot: Snapshot, policy: Policy, now: float) -> ScheduleResult:
-    """Run one scheduling cycle over ``snapshot`` at time ``now`` (Unix seconds); pure and deterministic."""
+def schedule(snapshot: Snapshot, policy: Policy, now: float, *, memo: Memo | None = None) -> ScheduleResult:
+    """Run one scheduling cycle over ``snapshot`` at time ``now`` (Unix seconds); pure and deterministic.
+
+    ``memo`` keeps derivations of unchanged nodes and pods between cycles (``memo.SHARED`` by
+    default; pass ``Memo()`` for a cold run); it never changes the result, only its cost. When
+    another thread is using the shared one, this cycle runs on a fresh one instead of waiting.
+    """
     started = time.perf_counter()
-    return _Cycle(snapshot, policy, now).run(started)
+    if memo is not None:
+        return _Cycle(snapshot, policy, now, memo).run(started)
+    if not SHARED.lock.acquire(blocking=False):
+        return _Cycle(snapshot, policy, now, Memo()).run(started)
+    try:
+        return _Cycle(snapshot, policy, now, SHARED).run(started)
+    finally:
+        SHARED.lock.release()

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hpctop.model.objects import Node, Pod
+from hpctop.model.objects import Node, Pod, PodKey
 from hpctop.model.resources import Resources
 
 TOPOLOGY_LABELS = ("nvidia.com/gpu.clique", "topology/clique", "node-group")
@@ -215,23 +215,32 @@ def _pod_indices(free: NodeFree, pod: Pod, req: Request) -> tuple[int, ...]:
     return tuple(order[: max(req.whole, 1)])
 
 
+def free_of(node: Node, product: str | None, pods: Iterable[Pod]) -> tuple[NodeFree, dict[PodKey, Charge]]:
+    """One node's free state after ``pods`` (those holding resources there), and each pod's charge.
+
+    Pods that name their GPU indices are charged first, so pods without indices fill around them.
+    The result depends only on the node and its pods (objects are frozen), which is what lets
+    ``memo.Memo`` keep it between cycles while neither changes.
+    """
+    nf = NodeFree.empty(node, product)
+    charges: dict[PodKey, Charge] = {}
+    for pod in sorted(pods, key=lambda p: (not p.gpu_indices, p.namespace, p.name)):
+        req = Request.of(pod.requests)
+        indices = _pod_indices(nf, pod, req)
+        nf.charge(req, indices)
+        charges[pod.key] = Charge(node.name, req, indices)
+    return nf, charges
+
+
 def build_free(
     nodes: Iterable[tuple[Node, str | None]], pods_by_node: dict[str, list[Pod]]
 ) -> tuple[dict[str, NodeFree], dict[tuple[str, str], Charge]]:
-    """Free state of every node after the pods that hold resources there, and each pod's charge.
-
-    Pods that name their GPU indices are charged first, so pods without indices fill around them.
-    """
+    """Free state of every node after the pods that hold resources there, and each pod's charge."""
     free: dict[str, NodeFree] = {}
     charges: dict[tuple[str, str], Charge] = {}
     for node, product in nodes:
-        nf = NodeFree.empty(node, product)
-        pods = sorted(pods_by_node.get(node.name, ()), key=lambda p: (not p.gpu_indices, p.namespace, p.name))
-        for pod in pods:
-            req = Request.of(pod.requests)
-            indices = _pod_indices(nf, pod, req)
-            nf.charge(req, indices)
-            charges[pod.key] = Charge(node.name, req, indices)
+        nf, mine = free_of(node, product, pods_by_node.get(node.name, ()))
+        charges.update(mine)
         free[node.name] = nf
     return free, charges
 
