@@ -23,8 +23,9 @@ Added, because the trace lacks it, all seeded (``seed``) and deterministic:
   70 real seconds at the demo's default speed of 60). The ~80 tasks created before ``T0`` (the
   long-running ones) arrive at t = 0. Run times are *not* compressed (median 540 s) but are held
   between 30 s and ``MAX_DURATION = 4 h`` so the cluster keeps churning; the time limit of a job is
-  its run time rounded up to the next of 10 min, 30 min, 1 h, 2 h, 4 h. At t = 3600 about 2,300
-  tasks run on ~1,700 GPUs and several hundred wait, most of them on their team's quota.
+  its run time rounded up to the next of 10 min, 30 min, 1 h, 2 h, 4 h. With hpctop's core, at
+  t = 3600 about 2,000 jobs run on ~1,500 GPUs and ~770 wait, nearly all on their team's quota;
+  the last arrival is at t = 4030 and the last batch job ends near t = 18,500.
 * **Tenants.** A task's team is a seeded hash of its name, weighted (``TEAMS``): three
   departments (``research``, ``product``, ``platform``) with two or three teams each, queue
   ``root.<dept>.<team>``, namespace ``<team>``, a user among the team's. Guaranteed GPU quotas
