@@ -127,6 +127,13 @@ def _source_options() -> _Parser:
         help="advance the virtual clock this far first (t=0 is 2026-01-01T00:00:00Z)",
     )
     opts.add_argument("--config", metavar="PATH", default=quiet, help="config file (default: XDG location)")
+    live = group.add_argument_group("live cluster (read once, no watch)")
+    live.add_argument(
+        "--kubeconfig", metavar="PATH", default=quiet, help="read a live cluster through this kubeconfig"
+    )
+    live.add_argument(
+        "--context", metavar="NAME", default=quiet, help="kubeconfig context (default: current)"
+    )
     return group
 
 
@@ -265,6 +272,23 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
     scenario = getattr(args, "scenario", None)
     if scenario is not None and getattr(args, "demo", False):
         raise UsageError("--demo and --scenario cannot be used together")
+    kubeconfig = getattr(args, "kubeconfig", None) or (
+        str(settings.kubeconfig) if settings.kubeconfig else None
+    )
+    context = getattr(args, "context", None) or settings.context
+    live = getattr(args, "kubeconfig", None) is not None or getattr(args, "context", None) is not None
+    if live:
+        if scenario is not None or getattr(args, "demo", False):
+            raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
+        from hpctop.runtime.cluster_view import read_cluster
+
+        namespaces = split_list(getattr(args, "namespace", None))
+        view = read_cluster(
+            kubeconfig, context, namespaces[0] if len(namespaces) == 1 else settings.namespace
+        )
+        for note in view.notes:
+            print(f"hpctop: note: {note}", file=sys.stderr)
+        return view
     at = float(getattr(args, "at", 0.0))
     module = _session_module()
     session: SessionLike
