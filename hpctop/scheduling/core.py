@@ -28,10 +28,10 @@ from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
 from hpctop.scheduling import explain
-from hpctop.scheduling.backfill import INF, Profile, earliest_start
+from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
-from hpctop.scheduling.placement import NodeFree, Request, choose
+from hpctop.scheduling.placement import NodeFree, Request, choose_counted
 from hpctop.scheduling.priority import PriorityInputs, breakdown
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.types import JobPlan, Placement, PodAssignment, PriorityBreakdown, ScheduleResult
@@ -180,6 +180,9 @@ class _Cycle:
         self.has_blocked: set[str] = set()  # partitions where a higher job is waiting
         self.reservations_tried = 0
         self._cursor: dict[tuple[object, ...], int] = {}
+        self.placed = 0  # placements so far: the version of the live state
+        self._fits_live: dict[tuple[object, ...], int] = {}
+        self._blocking: dict[tuple[Signature, str], tuple[int, Reservation | None]] = {}
 
     # -- static matching ------------------------------------------------------------------------
 
@@ -301,16 +304,19 @@ class _Cycle:
         if self.live_failures.known((sig, pname), req, m) or self.avail_failures.known(fkey, req, m):
             return None
         _, names = self.matching(sig, pname)
+        capacity = 0
         if m == 1:
             found = self._first_fit((*fkey, req), names, req, window_end)
             plan = [(found, 1)] if found is not None else None
         else:
-            plan = choose(self._view(names, window_end), req, m)
+            plan, capacity = choose_counted(self._view(names, window_end), req, m)
         if plan is None:
-            self.avail_failures.add(fkey, req, m)
+            # no gang larger than what these nodes can hold will fit later in this cycle either
+            self.avail_failures.add(fkey, req, capacity + 1)
             if not any(self.profile.reserved(n) for n in names):
-                self.live_failures.add((sig, pname), req, m)  # the view was the live state itself
+                self.live_failures.add((sig, pname), req, capacity + 1)  # the view was the live state
             return None
+        self.placed += 1
         members: list[tuple[str, tuple[int, ...]]] = []
         for nf, count in plan:
             live = self.live[nf.name]
@@ -323,13 +329,32 @@ class _Cycle:
         return members
 
     def fits_live(self, sig: Signature, pname: str, req: Request, m: int) -> bool:
+        """Whether the gang fits the live state (reservations ignored): the "why blocked" check.
+
+        Both answers are remembered: a failure as a capacity bound (see ``choose_counted``), a
+        success until the next placement (free resources change only through placements).
+        """
         if self.live_failures.known((sig, pname), req, m):
             return False
+        key = (sig, pname, req, m)
+        if self._fits_live.get(key) == self.placed:
+            return True
         _, names = self.matching(sig, pname)
-        ok = choose([self.live[n] for n in names], req, m) is not None
-        if not ok:
-            self.live_failures.add((sig, pname), req, m)
-        return ok
+        plan, capacity = choose_counted([self.live[n] for n in names], req, m)
+        if plan is None:
+            self.live_failures.add((sig, pname), req, capacity + 1)
+            return False
+        self._fits_live[key] = self.placed
+        return True
+
+    def blocking(self, sig: Signature, pname: str) -> Reservation | None:
+        """``Profile.blocking`` for a node set, remembered until the next reservation is made."""
+        key = (sig, pname)
+        made = len(self.profile.made)
+        found = self._blocking.get(key)
+        if found is None or found[0] != made:
+            found = self._blocking[key] = (made, self.profile.blocking(self.matching(sig, pname)[1]))
+        return found[1]
 
     # -- one job -------------------------------------------------------------------------------
 
@@ -408,8 +433,7 @@ class _Cycle:
             if live_fit not in allowed:
                 out.reason = explain.priority_strict(live_fit, self.strict_blocked[live_fit])
             else:
-                _, names = self.matching(sig, live_fit)
-                blocker = self.profile.blocking(names)
+                blocker = self.blocking(sig, live_fit)
                 if blocker is not None:
                     out.reason = explain.priority_reservation(
                         "/".join(blocker.job[::2]), blocker.start, blocker.nodes, self.now

@@ -264,13 +264,26 @@ def choose(nodes: Sequence[NodeFree], req: Request, m: int) -> list[tuple[NodeFr
     One member: first fit in scan order (early exit). A gang: prefer one topology domain needing the
     fewest nodes; otherwise the fewest nodes overall.
     """
+    return choose_counted(nodes, req, m)[0]
+
+
+def choose_counted(
+    nodes: Sequence[NodeFree], req: Request, m: int
+) -> tuple[list[tuple[NodeFree, int]] | None, int]:
+    """``choose``, and on failure how many members the nodes could hold in all (always < ``m``).
+
+    Why: the P6 profile (10k nodes, 50k pending pods) spent most of a cycle re-scanning all nodes
+    of a partition for gangs of every size once the cluster was full. When a gang fails, no node
+    hosts ``m`` members, so the capped sum is the exact capacity C; free resources only shrink
+    during a cycle, so the caller can remember that any gang of more than C members fails too.
+    """
     if m <= 0:
-        return []
+        return [], 0
     if m == 1:
         for nf in nodes:
             if nf.fits_one(req):
-                return [(nf, 1)]
-        return None
+                return [(nf, 1)], 1
+        return None, 0
     items: list[tuple[int, int, NodeFree]] = []
     total = 0
     for idx, nf in enumerate(nodes):
@@ -281,7 +294,7 @@ def choose(nodes: Sequence[NodeFree], req: Request, m: int) -> list[tuple[NodeFr
             items.append((h, idx, nf))
             total += h
     if total < m:
-        return None
+        return None, total
     domains: dict[str, list[tuple[int, int, NodeFree]]] = {}
     for item in items:
         if item[2].domain is not None:
@@ -292,8 +305,8 @@ def choose(nodes: Sequence[NodeFree], req: Request, m: int) -> list[tuple[NodeFr
         if plan is not None and (best is None or len(plan) < best[0]):
             best = (len(plan), domain, plan)
     if best is not None:
-        return best[2]
-    return _greedy(items, m)
+        return best[2], total
+    return _greedy(items, m), total
 
 
 def commit(plan: list[tuple[NodeFree, int]], req: Request) -> list[tuple[str, tuple[int, ...]]]:
