@@ -124,3 +124,18 @@ def test_yunikorn_gang_min_members() -> None:
     assert job.gang is not None and job.gang.min_member == 4
     assert job.min_members == 4
     assert job.pending_members == 4
+
+
+def test_pending_job_has_no_start_time_even_if_the_job_status_has_one() -> None:
+    s = _store()
+    obj = batch_job("j", gpus=1)
+    obj["status"]["startTime"] = "2026-01-01T00:00:05Z"  # set at creation on a live cluster
+    obj["metadata"]["annotations"] = {"hpctop.io/requeue-count": "2"}
+    s.apply_raw("Job", event("ADDED", obj))
+    s.apply_raw("Pod", event("ADDED", pod("j-0", owner=("Job", "j"), gpus=1)))
+    job = s.snapshot().jobs[("team-a", "Job", "j")]
+    assert job.state == JobState.PENDING
+    assert job.start_time is None
+    assert job.restart_count == 2
+    s.apply_raw("Pod", event("MODIFIED", pod("j-0", owner=("Job", "j"), gpus=1, node="n1", phase="Running")))
+    assert s.snapshot().jobs[("team-a", "Job", "j")].start_time is not None

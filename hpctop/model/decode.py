@@ -47,6 +47,7 @@ KEPT_ANNOTATION_PREFIXES = (
     "slurmjob.slinky.slurm.net/",
     "batch.kubernetes.io/",
     "leaderworkerset.sigs.k8s.io/",
+    "jobset.sigs.k8s.io/",
 )
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"

@@ -87,6 +87,15 @@ def parse_gang(annotations: dict[str, str]) -> Gang | None:
     return Gang(name=name, min_member=max(min_member, 1), style=style, timeout_s=timeout)
 
 
+def _requeues(annotations: dict[str, str]) -> int:
+    """Requeues recorded on the owner: a requeue makes fresh pods whose restartCount is 0."""
+    for key in ("hpctop.io/requeue-count", "jobset.sigs.k8s.io/restart-attempt"):
+        value = annotations.get(key, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
 def _observed_reason(pods: list[Pod]) -> Reason | None:
     for pod in pods:
         cond = pod.scheduled
@@ -175,9 +184,14 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
     starts = [p.started for p in members if p.started is not None]
     ends = [p.finished for p in members if p.finished is not None]
     submit = workload.created if workload is not None else min(p.created for p in members or all_pods)
-    start_time = workload.start_time if workload is not None and workload.start_time else None
-    if start_time is None and starts and state not in (JobState.PENDING, JobState.HELD):
-        start_time = min(starts)
+    # A batch Job's status.startTime is set when the Job is created on a live cluster, before any
+    # pod runs: a pending or held job has not started, whatever that field says.
+    start_time = None
+    if state not in (JobState.PENDING, JobState.HELD):
+        if workload is not None and workload.start_time:
+            start_time = workload.start_time
+        elif starts:
+            start_time = min(starts)
     end_time = None
     if state.is_finished:
         end_time = workload.completion_time if workload is not None and workload.completion_time else None
@@ -221,7 +235,7 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
         time_limit=(sample.active_deadline_seconds if sample is not None else None)
         or (workload.active_deadline_seconds if workload else None),
         gang=gang,
-        restart_count=max((p.restart_count for p in members), default=0),
+        restart_count=max(max((p.restart_count for p in members), default=0), _requeues(ann)),
         labels=labels,
     )
 
