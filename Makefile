@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(if $(QUICK),--quick,)
 
 screenshots: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,screenshots]'
 	$(BIN)/python -m hpctop.tui.screenshots screenshots
 
 clean:
