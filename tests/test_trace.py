@@ -48,8 +48,12 @@ def test_all_nodes_with_their_gpus() -> None:
 def test_every_task_is_a_job_member() -> None:
     rows = packaged_csv(trace.POD_FILE)
     sc = openb_scenario(1)
-    assert sum(j.members for j in sc.jobs) == len(rows) == 8152
-    assert sum(j.per_member.gpu * j.members for j in sc.jobs) == sum(
+    from_trace = [j for j in sc.jobs if ("hpctop.io/synthetic", "training-gang") not in j.labels]
+    synthetic = [j for j in sc.jobs if ("hpctop.io/synthetic", "training-gang") in j.labels]
+    assert len(synthetic) == trace.TRAINING_GANGS
+    assert all(j.gpu_models and j.gpu_models[0] in trace.TRAINING_MODELS for j in synthetic)
+    assert sum(j.members for j in from_trace) == len(rows) == 8152
+    assert sum(j.per_member.gpu * j.members for j in from_trace) == sum(
         int(r["num_gpu"]) * int(r["gpu_milli"] or 0) for r in rows
     )
     tasks = {j.name: j for j in sc.jobs}

@@ -54,6 +54,7 @@ import gzip
 import hashlib
 import io
 import math
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -326,6 +327,49 @@ def _job(
     )
 
 
+#: Synthetic distributed-training gangs added to the trace. The trace keeps about a third of the
+#: cluster's GPUs busy and has almost no multi-node jobs, so on its own nothing ever waits for
+#: GPUs, and reservations, backfill and ETAs never show. These gangs (whole 8-GPU nodes of the
+#: scarcer models, V100M32 and G3, for teams with large guarantees) contend for those pools the
+#: way pre-training jobs do on a real cluster. Seeded: (count, GPU model) pairs and timings below.
+TRAINING_GANGS = 18
+TRAINING_MODELS = ("V100M32", "G3")
+TRAINING_TEAMS = ("rl", "recsys", "eval")
+TRAINING_NAMES = ("pretrain", "sft", "rlhf", "distill", "moe")
+
+
+def _training_gangs(seed: int, arrival_span: float) -> list[JobSpec]:
+    rng = random.Random(f"{seed}:training-gangs")
+    teams = [t for t in TEAMS if t.name in TRAINING_TEAMS]
+    jobs: list[JobSpec] = []
+    for i in range(TRAINING_GANGS):
+        team = teams[i % len(teams)]
+        model = TRAINING_MODELS[i % len(TRAINING_MODELS)]
+        members = rng.choice((2, 3, 4, 6, 8))
+        duration = rng.choice((1800, 2700, 3600, 5400))
+        jobs.append(
+            JobSpec(
+                name=f"{TRAINING_NAMES[i % len(TRAINING_NAMES)]}-{model.lower()}-{i:02d}",
+                namespace=team.name,
+                queue=team.queue,
+                submit=float(round(rng.uniform(0, arrival_span * 0.8))),
+                duration=float(duration),
+                members=members,
+                min_members=members,
+                cpu=32_000,
+                memory=128 * 1024 * MIB,
+                gpu_count=8,
+                gpu_milli=1000,
+                gpu_models=(model,),
+                priority_class=rng.choice(("latency-sensitive", "burstable", "best-effort")),
+                time_limit=time_limit(duration),
+                user=team.users[i % len(team.users)],
+                labels=(("hpctop.io/synthetic", "training-gang"),),
+            )
+        )
+    return jobs
+
+
 @lru_cache(maxsize=4)
 def openb_scenario(seed: int = 1) -> Scenario:
     """The demo scenario: all trace nodes and tasks, with tenants, gangs, services and holds added."""
@@ -346,6 +390,7 @@ def openb_scenario(seed: int = 1) -> Scenario:
     for task in rest:
         if task.num_gpu <= 1:
             jobs.append(_job(seed, task.name, [task]))
+    jobs.extend(_training_gangs(seed, max(j.submit for j in jobs)))
     jobs.sort(key=lambda j: (j.submit, j.name))
     return Scenario(
         name="openb",
@@ -361,6 +406,7 @@ def openb_scenario(seed: int = 1) -> Scenario:
         notes={
             "tasks": len(tasks),
             "gangs": sum(1 for g in gangs if len(g) > 1),
+            "training_gangs": TRAINING_GANGS,
             "services": len(service_groups),
             "compression": COMPRESSION,
             "t0": T0,
