@@ -9,13 +9,13 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from bench import p1_decode, p2_memory
+from bench import p1_decode, p2_memory, p6_core
 from bench.common import Verdict
 
 SIZES = {
-    "full": {"p1": (20_000, 5), "p2": (100_000, 10_000)},
-    "quick": {"p1": (5_000, 5), "p2": (20_000, 2_000)},
-    "smoke": {"p1": (200, 1), "p2": (500, 50)},
+    "full": {"p1": (20_000, 5), "p2": (100_000, 10_000), "p6": (10_000, 50_000)},
+    "quick": {"p1": (5_000, 5), "p2": (20_000, 2_000), "p6": (2_000, 10_000)},
+    "smoke": {"p1": (200, 1), "p2": (500, 50), "p6": (64, 300)},
 }
 
 
@@ -24,6 +24,7 @@ def benchmarks(size: str) -> list[Callable[[], Verdict]]:
     return [
         lambda: p1_decode.run(*s["p1"]),
         lambda: p2_memory.run(*s["p2"]),
+        lambda: p6_core.run(*s["p6"]),
     ]
 
 
