@@ -176,6 +176,20 @@ async def test_tick_steps_in_a_worker_and_publishes() -> None:
         assert len(app.history.samples) == 2
 
 
+async def test_a_late_tick_does_not_catch_up_in_one_giant_step() -> None:
+    t = [0.0]
+    session = SampleSession(seed=2)
+    app = make_app(session, tick_interval=0, clock=lambda: t[0])
+    async with app.run_test(size=SIZE):
+        app.max_tick_lag = 1.0
+        session.speed = 60.0
+        start = session.now
+        t[0] = 10.0  # the last step took ten seconds of real time
+        app.tick()
+        await app.workers.wait_for_complete()
+        assert session.now - start == pytest.approx(60.0)  # one second's worth, not ten
+
+
 # -- jobs pane ------------------------------------------------------------------------------------
 
 

@@ -100,6 +100,8 @@ class HpctopApp(App[None]):
         self.read_only = read_only or bool(getattr(session.actuator, "read_only", False))
         self.user_keymap = validate_keymap(keymap or {})
         self.tick_interval = tick_interval
+        #: the most real time one step may cover (see :meth:`tick`)
+        self.max_tick_lag = 2 * tick_interval if tick_interval > 0 else float("inf")
         self.clock = clock
         self.user = user or os.environ.get("USER") or ""
         self.stale_after = stale_after
@@ -172,11 +174,15 @@ class HpctopApp(App[None]):
 
     def tick(self) -> None:
         """Timer callback: start one step in a thread unless one is still running."""
-        if self._stepping:  # the skipped time is not lost: the next step covers it
+        if self._stepping:
             self.skipped_ticks += 1
             return
         now = self.clock()
-        dt, self._last_tick = now - self._last_tick, now
+        # When a step takes longer than the tick (a high speed on a big cluster), the simulation
+        # falls behind the requested speed instead of catching up in ever larger steps: a step
+        # never covers more than two ticks of real time, so the screen keeps moving smoothly.
+        dt = min(now - self._last_tick, self.max_tick_lag)
+        self._last_tick = now
         virtual = 0.0 if self.paused or not self.simulated else self.session.speed * dt
         self._stepping = True
         self.run_worker(
