@@ -52,10 +52,13 @@ class LiveSession:
         settings: ReflectorSettings | None = None,
         on_status: StatusCallback | None = None,
         qps: int = 50,
+        client: KubeClient | None = None,
     ) -> None:
         self.connection = connection
         self.store = store
-        self.client = KubeClient(connection, qps=qps)
+        # A caller may bring its own client: ``hpctop record`` passes one that tees every list page
+        # and watch line into a file, so the recording is what the reflectors really read.
+        self.client = client if client is not None else KubeClient(connection, qps=qps)
         self.reflectors: dict[str, Reflector] = {
             spec.kind: Reflector(
                 self.client, store, spec, namespace=namespace, settings=settings, on_status=on_status
@@ -115,15 +118,24 @@ async def run_live(
     on_status: StatusCallback | None = None,
     on_session: Callable[[LiveSession], None] | None = None,
     connection: Connection | None = None,
+    client_factory: Callable[[Connection], KubeClient] | None = None,
 ) -> None:
     """Keep ``store`` equal to the cluster until cancelled.
 
     Errors in loading the kubeconfig raise before anything starts (``KubeConfigError``); after
     that, failures are per resource and visible through ``on_status`` / the session's statuses.
+    ``client_factory`` builds the HTTP client from the connection (default: a plain ``KubeClient``).
     """
     conn = connection or await load_connection(kubeconfig, context)
+    client = client_factory(conn) if client_factory is not None else None
     async with LiveSession(
-        conn, store, namespace=namespace, resources=resources, settings=settings, on_status=on_status
+        conn,
+        store,
+        namespace=namespace,
+        resources=resources,
+        settings=settings,
+        on_status=on_status,
+        client=client,
     ) as session:
         if on_session is not None:
             on_session(session)

@@ -1,0 +1,397 @@
+"""The console on a live cluster: reflectors in a background thread, the core on demand.
+
+Why a thread with its own event loop, rather than reflector tasks inside Textual's loop: the
+first list of a large cluster decodes thousands of objects (over a second of CPU for 10k pods),
+and a burst of watch events does the same later; inside Textual's loop each of those chunks
+would hold up key presses. In a thread of its own the reflectors never share a loop with the UI,
+the same code serves ``hpctop record`` (no Textual at all) and the tests, and quitting is one
+``call_soon_threadsafe(task.cancel)``. The GIL is still shared, but Python switches threads every
+few milliseconds, which is far below what a person notices.
+
+The connection is loaded in that thread's loop *before* the console starts (:meth:`connect`
+blocks until then), so an interactive exec credential plugin prompts on a plain terminal and
+never draws over the UI (C1), and a bad kubeconfig is one error line, not a broken screen.
+
+The store is shared by two threads: the reflectors apply events to it, and the console takes
+snapshots of it. :class:`LockedStore` serialises the two with one re-entrant lock (a relist's
+``replace`` calls ``apply``); snapshots are frozen copies, so the core runs outside the lock.
+
+How the view follows the cluster: the console does not step a live session's clock (there is no
+virtual clock to move), it reads ``snapshot``/``result`` each tick. Reading ``snapshot`` therefore
+refreshes when the store changed since the last view, or when the view is older than
+``idle_refresh`` (ages and ETAs move on even when the cluster is quiet). A burst of ten thousand
+events between two ticks is one snapshot and one scheduling run: coalescing falls out of polling.
+
+Actions are not built for live clusters yet (the write path is another piece of work), so the
+actuator refuses everything, with a message that says so rather than "read-only".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from types import TracebackType
+from typing import Self
+
+from hpctop.actions.requests import ActionRequest, ActionResult, Actuator, Preview
+from hpctop.errors import ActionRefused
+from hpctop.model.events import WatchEvent
+from hpctop.model.policy import Policy
+from hpctop.model.store import Snapshot, Store
+from hpctop.scheduling.types import ScheduleResult
+from hpctop.sources.kube.connection import Connection, load_connection
+from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
+from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
+from hpctop.sources.kube.transport import KubeClient
+
+ScheduleFn = Callable[[Snapshot, Policy, float], ScheduleResult]
+
+NOT_YET = "actions on live clusters are not available yet (hpctop reads the cluster only)"
+#: real seconds after which the view is rebuilt even when nothing changed (ages, ETAs)
+IDLE_REFRESH = 5.0
+#: how long quitting may wait for the reflectors (RELIABILITY.md §1.5: the app exits within 1 s)
+STOP_TIMEOUT = 1.0
+
+_DEGRADED = {
+    ReflectorState.FORBIDDEN: "forbidden",
+    ReflectorState.UNAVAILABLE: "not served",
+    ReflectorState.UNAUTHORIZED: "unauthorized",
+}
+
+
+class LockedStore(Store):
+    """A store whose writes and snapshots hold one lock, for a writer thread and a reader thread."""
+
+    def __init__(self, clock: Callable[[], float] = time.time, lock: threading.RLock | None = None) -> None:
+        super().__init__(clock)
+        self.lock = lock if lock is not None else threading.RLock()
+
+    def apply(self, event: WatchEvent) -> None:
+        with self.lock:
+            super().apply(event)
+
+    def replace(self, kind: str, objects: Iterable[object], resource_version: str = "") -> None:
+        with self.lock:
+            super().replace(kind, objects, resource_version)
+
+    def snapshot(self) -> Snapshot:
+        with self.lock:
+            return super().snapshot()
+
+
+class LiveActuator:
+    """Refuses every action on a live cluster, saying that the feature is missing (not forbidden)."""
+
+    refused: list[ActionRequest]
+
+    def __init__(self) -> None:
+        self.refused = []
+
+    @property
+    def read_only(self) -> bool:
+        return True
+
+    def preview(self, request: ActionRequest) -> Preview:
+        return Preview(request, False, (), refusal=NOT_YET)
+
+    def execute(self, request: ActionRequest) -> ActionResult:
+        self.refused.append(request)
+        raise ActionRefused(NOT_YET)
+
+
+def connection_text(statuses: Mapping[str, ReflectorStatus], now: float) -> str:
+    """One short phrase for the status bar, worst news first.
+
+    ``stale 42s (Pod)``: a watch failed 42 s ago and is being retried, so those rows may be out of
+    date; ``syncing Pod``: the first list has not finished; ``synced``: every resource listed and
+    watching. A resource that is forbidden or not served is named after that (``Job: forbidden``),
+    because the rest of the console is still live and correct without it.
+    """
+    if not statuses:
+        return "connecting"
+    parts: list[str] = []
+    retrying = [s for s in statuses.values() if s.state is ReflectorState.RETRYING]
+    syncing = [s for s in statuses.values() if s.state is ReflectorState.SYNCING]
+    stopped = [s for s in statuses.values() if s.state is ReflectorState.STOPPED]
+    if retrying:
+        since = min(s.since for s in retrying)
+        kinds = ", ".join(s.kind for s in retrying)
+        parts.append(f"stale {max(now - since, 0.0):.0f}s ({kinds})")
+    if syncing:
+        parts.append("syncing " + ", ".join(s.kind for s in syncing))
+    if stopped:
+        parts.append("stopped " + ", ".join(s.kind for s in stopped))
+    if not parts:
+        parts.append("synced")
+    for status in statuses.values():
+        degraded = _DEGRADED.get(status.state)
+        if degraded is not None:
+            parts.append(f"{status.kind}: {degraded}")
+    return ", ".join(parts)
+
+
+def _default_scheduler() -> ScheduleFn:
+    from hpctop.scheduling.core import schedule
+
+    return schedule
+
+
+class LiveConsoleSession:
+    """What ``make_app`` needs, for a live cluster: store, policy, actuator, snapshot, result, ...
+
+    Build it with :meth:`connect` (loads the kubeconfig, starts the reflectors) and :meth:`close`
+    it when the console ends (also a context manager).
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        namespace: str | None = None,
+        policy: Policy | None = None,
+        source_name: str | None = None,
+        resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+        settings: ReflectorSettings | None = None,
+        scheduler: ScheduleFn | None = None,
+        clock: Callable[[], float] = time.time,
+        idle_refresh: float = IDLE_REFRESH,
+        loop: asyncio.AbstractEventLoop | None = None,
+        client_factory: Callable[[Connection], KubeClient] | None = None,
+    ) -> None:
+        self.connection_settings = connection
+        self.namespace = namespace
+        self.policy = policy if policy is not None else Policy()
+        self.source_name = source_name or (f"context:{connection.context}" if connection.context else "live")
+        self.speed = 1.0  # real time; the console shows no clock for live sources
+        self.lock = threading.RLock()
+        self.store: Store = LockedStore(clock, self.lock)
+        self.actuator: Actuator = LiveActuator()
+        self.idle_refresh = idle_refresh
+        self._clock = clock
+        self._resources = tuple(resources)
+        self._settings = settings
+        self._schedule = scheduler if scheduler is not None else _default_scheduler()
+        self._client_factory = client_factory
+        self._statuses: dict[str, ReflectorStatus] = {}
+        self._loop = loop
+        self._thread: threading.Thread | None = None
+        self._task: concurrent.futures.Future[None] | None = None
+        self._done = threading.Event()
+        self._view_lock = threading.RLock()
+        self._view_version = -1
+        self._view_at = -float("inf")
+        self.schedule_runs = 0
+        self.schedule_seconds = 0.0
+        self.error: BaseException | None = None  # what ended the reflectors, if not a quit
+        self._snapshot: Snapshot
+        self._result: ScheduleResult
+        self.refresh()
+
+    # -- construction ----------------------------------------------------------------------------
+
+    @classmethod
+    def connect(
+        cls,
+        kubeconfig: str | None,
+        context: str | None,
+        namespace: str | None = None,
+        *,
+        policy: Policy | None = None,
+        resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+        settings: ReflectorSettings | None = None,
+        client_factory: Callable[[Connection], KubeClient] | None = None,
+    ) -> LiveConsoleSession:
+        """Load the connection (blocking, before any UI), then start the reflectors in the background.
+
+        Raises :class:`~hpctop.sources.kube.errors.KubeConfigError` for a kubeconfig that cannot be
+        used; network trouble after that is per resource and shows in :attr:`connection`.
+        """
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=_run_loop, args=(loop,), name="hpctop-live", daemon=True)
+        thread.start()
+        try:
+            conn = asyncio.run_coroutine_threadsafe(load_connection(kubeconfig, context), loop).result()
+        except BaseException:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(STOP_TIMEOUT)
+            raise
+        session = cls(
+            conn,
+            namespace=namespace,
+            policy=policy,
+            resources=resources,
+            settings=settings,
+            client_factory=client_factory,
+            loop=loop,
+        )
+        session._thread = thread
+        session.start()
+        return session
+
+    def start(self) -> None:
+        """Start the reflectors on the session's loop (a new background thread when it has none)."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=_run_loop, args=(self._loop,), name="hpctop-live", daemon=True
+            )
+            self._thread.start()
+        self._done.clear()
+        self._task = asyncio.run_coroutine_threadsafe(self._reflect(), self._loop)
+
+    async def _reflect(self) -> None:
+        from hpctop.runtime.live import run_live
+
+        try:
+            await run_live(
+                None,
+                None,
+                self.namespace,
+                self.store,
+                resources=self._resources,
+                settings=self._settings,
+                on_status=self._on_status,
+                connection=self.connection_settings,
+                client_factory=self._client_factory,
+            )
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # shown in the status bar instead of vanishing with the thread
+            self.error = exc
+            raise
+        finally:
+            self._done.set()  # streams closed, client closed: what quitting waits for
+
+    def _on_status(self, status: ReflectorStatus) -> None:
+        self._statuses = {**self._statuses, status.kind: status}  # a new dict: readers never see it change
+
+    def close(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """Cancel the reflectors, close their streams, stop the thread; True when all ended in time."""
+        loop, task, thread = self._loop, self._task, self._thread
+        if loop is None or loop.is_closed():
+            return True
+        deadline = time.monotonic() + timeout
+        stopped = True
+        if task is not None:
+            # Cancelling the concurrent future cancels the task in the loop; it is marked done at
+            # once, so wait for the task's own ``finally`` (streams and the HTTP session closed).
+            task.cancel()
+            stopped = self._done.wait(timeout)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(max(deadline - time.monotonic(), 0.05))
+            stopped = stopped and not thread.is_alive()
+        self._task = None
+        return stopped
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- state for the console -------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self._clock()
+
+    @property
+    def read_only(self) -> bool:
+        return self.actuator.read_only
+
+    @property
+    def statuses(self) -> Mapping[str, ReflectorStatus]:
+        return self._statuses
+
+    @property
+    def connection(self) -> str:
+        """The status bar's connection state, built from the reflectors' statuses."""
+        if self.error is not None:
+            return f"stopped: {type(self.error).__name__}"
+        return connection_text(self._statuses, self._clock())
+
+    @property
+    def synced(self) -> bool:
+        """Every resource listed and watching, or known to be forbidden / not served."""
+        statuses = self._statuses
+        return len(statuses) == len(self._resources) and all(
+            s.state is ReflectorState.SYNCED or s.state in _DEGRADED for s in statuses.values()
+        )
+
+    def wait_synced(self, timeout: float) -> bool:
+        """Block until :attr:`synced` (tests, ``hpctop record``); False on timeout or failure."""
+        deadline = time.monotonic() + timeout
+        while not self.synced:
+            if self.error is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The latest view; refreshed first when the store changed or the view is old (see module doc)."""
+        with self._view_lock:
+            if self.store.version != self._view_version or self._clock() - self._view_at >= self.idle_refresh:
+                self.refresh()
+            return self._snapshot
+
+    @snapshot.setter
+    def snapshot(self, value: Snapshot) -> None:
+        self._snapshot = value
+
+    @property
+    def result(self) -> ScheduleResult:
+        return self._result
+
+    @result.setter
+    def result(self, value: ScheduleResult) -> None:
+        self._result = value
+
+    def step(self, virtual_seconds: float = 0.0) -> None:
+        """A live cluster has no clock to advance: take a fresh view if anything changed."""
+        with self._view_lock:
+            if self.store.version != self._view_version:
+                self.refresh()
+            else:
+                self._result = replace(self._result, now=self._clock())
+
+    def refresh(self) -> None:
+        """A fresh snapshot from the store, scheduled by the core at wall-clock ``now``.
+
+        Only the copy holds the store's lock (shared with the reflectors); the core runs on the
+        frozen snapshot with the reflectors free to go on.
+        """
+        with self._view_lock:
+            snapshot = self.store.snapshot()  # LockedStore: under the lock shared with the reflectors
+            now = self._clock()
+            started = time.perf_counter()
+            result = self._schedule(snapshot, self.policy, now)
+            self.schedule_seconds += time.perf_counter() - started
+            self.schedule_runs += 1
+            self._snapshot, self._result = snapshot, result
+            self._view_version, self._view_at = snapshot.version, now
+
+
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        with contextlib.suppress(RuntimeError):
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+
+
+__all__ = ["NOT_YET", "LiveActuator", "LiveConsoleSession", "LockedStore", "connection_text"]
