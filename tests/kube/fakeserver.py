@@ -24,10 +24,33 @@ What it does (RELIABILITY.md §5.2, items 1-5 and part of 11):
 - scripted stream faults per watch request (:class:`WatchFault`): drop the connection after N
   events (a truncated chunked body), stall, send garbage lines, send an in-stream ERROR, close at
   once;
-- HTTP writes (POST, merge PATCH, DELETE) go through the same RV-stamping path.
+- HTTP writes go through the same RV-stamping path, and answer as an API server would, because
+  the kmock emulator ignores exactly what makes a mutation safe (RELIABILITY.md §5.1: it ignores
+  preconditions, persists dry-run deletes, has no cascade, no RBAC). Items 6-11 of §5.2:
 
-Not done (yet): field selectors, ``sendInitialEvents`` (watch-list), preconditions, dryRun, cascade,
-binding, SelfSubject reviews, and a selector change turning a MODIFIED into a DELETED for a watcher.
+  - DELETE honours ``preconditions`` (uid/RV mismatch → 409) and ``propagationPolicy``:
+    Background removes the object, then its dependents (by ownerReferences uid); Foreground marks
+    it terminating with the ``foregroundDeletion`` finalizer, removes the dependents, then the
+    object unless another finalizer holds it (M4); Orphan strips the dependents' ownerReferences;
+    a Job deleted with no policy orphans its pods and gets the apiserver's ``Warning`` header;
+  - PATCH (merge, strategic treated as merge, JSON patch with ``test``) honours a
+    ``metadata.resourceVersion``/``uid`` precondition (409), immutable fields (``immutable``) and a
+    few type checks (422); Deployment ``scale`` and ``status`` subresources; PUT with an RV check;
+  - ``dryRun=All`` validates and answers with the would-be object, persisting nothing and emitting
+    no event; any other dryRun value is a 400;
+  - ``pods/{n}/eviction`` (a 429 with a DisruptionBudget cause when :meth:`block_eviction` says a
+    PDB blocks it) and ``pods/{n}/binding`` (uid/RV preconditions, 409 when already bound);
+  - a tiny job controller: ``spec.suspend: true`` deletes the Job's pods and sets ``Suspended``;
+  - SelfSubjectAccessReview, SelfSubjectRulesReview and SelfSubjectReview answered from
+    :class:`Rbac`, which is also enforced (403) on every request; ``Rbac.refused`` rules are
+    allowed by the reviews yet refused at request time (a webhook authorizer, a policy change);
+  - write faults (:meth:`fail_write`): a status before the change, or the change made and then
+    the answer lost (a status, a reset connection, a stall): the "outcome unknown" cases (M5);
+  - an ``Audit-Id`` header on every answer that is not a stream (recorded in ``audit``).
+
+Not done (yet): field selectors, ``sendInitialEvents`` (watch-list), an ``Audit-Id`` on watch
+streams (kmock prepares them out of reach), pod graceful termination, and a selector change turning
+a MODIFIED into a DELETED for a watcher.
 """
 
 from __future__ import annotations
@@ -36,10 +59,12 @@ import asyncio
 import base64
 import collections
 import copy
+import datetime
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp.web
 import attrs
 import kmock
 import orjson
@@ -72,7 +97,14 @@ NODES = Res("Node", "", "v1", "nodes", False)
 JOBS = Res("Job", "batch", "v1", "jobs", True)
 DEPLOYMENTS = Res("Deployment", "apps", "v1", "deployments", True)
 PRIORITY_CLASSES = Res("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
-ALL: tuple[Res, ...] = (PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES)
+WORKLOADS = Res("Workload", "kueue.x-k8s.io", "v1beta2", "workloads", True)
+ALL: tuple[Res, ...] = (PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS)
+
+REVIEW_GROUPS = ("authorization.k8s.io", "authentication.k8s.io")
+JOB_ORPHAN_WARNING = (
+    '299 - "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background '
+    'to remove them or set propagationPolicy=Orphan to suppress this warning"'
+)
 
 
 @dataclass
@@ -83,6 +115,105 @@ class WatchFault:
     after: int = 0
     lines: tuple[bytes, ...] = ()  # for "garbage": raw lines sent (then the stream goes on)
     status: Obj = field(default_factory=dict)  # for "error": the Status object
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One RBAC rule: ``"*"`` matches anything; a resource may name a subresource (``pods/binding``,
+    ``pods/*``); ``namespaces`` ``("*",)`` is a cluster-wide grant."""
+
+    verbs: tuple[str, ...] = ("*",)
+    groups: tuple[str, ...] = ("*",)
+    resources: tuple[str, ...] = ("*",)
+    namespaces: tuple[str, ...] = ("*",)
+
+    def matches(self, verb: str, group: str, resource: str, subresource: str, namespace: str | None) -> bool:
+        if "*" not in self.verbs and verb not in self.verbs:
+            return False
+        if "*" not in self.groups and group not in self.groups:
+            return False
+        if "*" not in self.namespaces and (namespace or "") not in self.namespaces:
+            return False
+        full = f"{resource}/{subresource}" if subresource else resource
+        for pattern in self.resources:
+            if pattern in ("*", full):
+                return True
+            if subresource and pattern in (f"{resource}/*", f"*/{subresource}"):
+                return True
+        return False
+
+    def in_namespace(self, namespace: str) -> bool:
+        return "*" in self.namespaces or namespace in self.namespaces
+
+
+@dataclass
+class Rbac:
+    """What the user may do: ``rules`` allow (everything, by default); ``refused`` rules pass the
+    reviews but get a 403 when the request is made (a webhook authorizer, a policy change since
+    the review: the server's 403 wins, RELIABILITY.md §2.3)."""
+
+    rules: list[Rule] = field(default_factory=lambda: [Rule()])
+    refused: list[Rule] = field(default_factory=list)
+    incomplete: bool = False
+
+    def reviewed(self, verb: str, group: str, resource: str, subresource: str, namespace: str | None) -> bool:
+        return any(r.matches(verb, group, resource, subresource, namespace) for r in self.rules)
+
+    def enforced(self, verb: str, group: str, resource: str, subresource: str, namespace: str | None) -> bool:
+        return self.reviewed(verb, group, resource, subresource, namespace) and not any(
+            r.matches(verb, group, resource, subresource, namespace) for r in self.refused
+        )
+
+
+@dataclass
+class WriteFault:
+    """What the next matching write does: answer ``code`` before any change (``applied=False``),
+    or make the change and then lose the answer: send ``code``, reset the connection (``mode="reset"``)
+    or never answer (``mode="stall"``)."""
+
+    verb: str  # create | patch | update | delete
+    res: Res | None
+    code: int = 500
+    name: str | None = None
+    subresource: str | None = None
+    applied: bool = False
+    mode: str = "status"  # status | reset | stall
+    retry_after: str | None = None
+    reason: str = ""
+    message: str = ""
+    details: Obj | None = None
+
+    def matches(self, verb: str, res: Res | None, name: str | None, subresource: str | None) -> bool:
+        return (
+            self.verb == verb
+            and (self.res is None or self.res == res)
+            and (self.name is None or self.name == name)
+            and (self.subresource or None) == (subresource or None)
+        )
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One answered request, as the apiserver's audit log would hold it: the id sent back in
+    ``Audit-Id``, the verb, the path, the dryRun flag and the status."""
+
+    audit_id: str
+    method: str
+    path: str
+    status: int
+    dry_run: bool
+
+
+class _Answer(Exception):
+    """Raised inside a write to answer at once with a status, a body and headers."""
+
+    def __init__(self, code: int, body: Obj, headers: dict[str, str] | None = None) -> None:
+        super().__init__(code)
+        self.code, self.body, self.headers = code, body, headers or {}
+
+
+def _error(code: int, reason: str, message: str, **details: Any) -> _Answer:
+    return _Answer(code, status(code, reason, message, **details))
 
 
 def status(code: int, reason: str, message: str = "", **details: Any) -> Obj:
@@ -150,6 +281,25 @@ class FakeApiServer(kmock.KubernetesEmulator):
     _streams: dict[int, Any] = attrs.field(factory=dict, init=False)  # raw requests of open watches
     _snapshots: dict[str, tuple[int, list[Obj]]] = attrs.field(factory=dict, init=False)
     _uids: int = attrs.field(default=0, init=False)
+
+    #: permissions enforced on every request and answered by the SelfSubject reviews
+    rbac: Rbac = attrs.field(factory=Rbac)
+    user: str = "alice@example.com"
+    #: fields a PATCH/PUT may not change (422), per resource, as paths of keys
+    immutable: dict[Res, list[tuple[str, ...]]] = attrs.field(
+        factory=lambda: {
+            PODS: [("spec", "priority"), ("spec", "priorityClassName"), ("spec", "nodeName")],
+            JOBS: [("spec", "selector"), ("spec", "template", "spec", "priorityClassName")],
+        }
+    )
+    #: the job controller's reaction to spec.suspend (pods deleted, Suspended condition)
+    job_controller: bool = True
+    #: (namespace, pod) → the PodDisruptionBudget that blocks evicting it now (429)
+    eviction_blocked: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    #: every answered request that was not a stream, with the Audit-Id it carried
+    audit: list[AuditEntry] = attrs.field(factory=list, init=False)
+    write_faults: list[WriteFault] = attrs.field(factory=list, init=False)
+    _audit_seq: int = attrs.field(default=0, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -249,7 +399,17 @@ class FakeApiServer(kmock.KubernetesEmulator):
         reason: str = "",
         details: Obj | None = None,
     ) -> None:
-        """The next ``times`` requests of ``action`` on ``res`` get an HTTP ``code`` with a Status."""
+        """The next ``times`` requests of ``action`` on ``res`` get an HTTP ``code`` with a Status.
+
+        For writes (CREATE, UPDATE, DELETE) the answer comes before any change is made; see
+        :meth:`fail_write` for the other cases.
+        """
+        verb = {enums.action.CREATE: "create", enums.action.UPDATE: "patch", enums.action.DELETE: "delete"}
+        if action in verb:
+            self.fail_write(
+                res, verb[action], code, times=times, retry_after=retry_after, reason=reason, details=details
+            )
+            return
         body = status(code, reason or {403: "Forbidden", 429: "TooManyRequests"}.get(code, "Error"))
         if details:
             body["details"] = details
@@ -260,36 +420,535 @@ class FakeApiServer(kmock.KubernetesEmulator):
             reaction = reaction << {"Retry-After": retry_after}
         reaction << orjson.dumps(body)
 
+    def fail_write(
+        self,
+        res: Res | None,
+        verb: str,
+        code: int = 500,
+        *,
+        name: str | None = None,
+        subresource: str | None = None,
+        times: int = 1,
+        applied: bool = False,
+        mode: str = "status",
+        retry_after: str | None = None,
+        reason: str = "",
+        message: str = "",
+        details: Obj | None = None,
+    ) -> None:
+        """The next ``times`` writes of ``verb`` (create, patch, update, delete) on ``res`` fail.
+
+        ``applied=False``: answered with ``code`` before any change. ``applied=True``: the change is
+        made, then the answer is ``code`` (``mode="status"``), a reset connection (``"reset"``) or
+        nothing at all (``"stall"``): the outcome the client cannot know (RELIABILITY.md §2.2, M5).
+        """
+        for _ in range(times):
+            self.write_faults.append(
+                WriteFault(
+                    verb,
+                    res,
+                    code,
+                    name=name,
+                    subresource=subresource,
+                    applied=applied,
+                    mode=mode,
+                    retry_after=retry_after,
+                    reason=reason,
+                    message=message,
+                    details=details,
+                )
+            )
+
+    def block_eviction(self, namespace: str, name: str, budget: str = "pdb") -> None:
+        """Evicting this pod violates a PodDisruptionBudget now: the Eviction gets a 429."""
+        self.eviction_blocked[(namespace, name)] = budget
+
+    def writes(self) -> list[rendering.Request]:
+        """The mutating requests received (POST/PUT/PATCH/DELETE), reviews excluded, in order."""
+        return [r for _, r in self.log if _is_write(r) and not _is_review(r)]
+
+    def get(self, res: Res, name: str, namespace: str | None = None) -> Obj | None:
+        """A copy of what the server holds for this object, or None."""
+        obj = self.state.get(res, {}).get((namespace if res.namespaced else None, name))
+        return copy.deepcopy(obj) if obj is not None else None
+
     # -- the default answers --------------------------------------------------------------------
+
+    @override
+    async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
+        self._audit_seq += 1
+        audit_id = f"00000000-0000-4000-8000-{self._audit_seq:012d}"
+        response = await super().__call__(raw_request)
+        if not response.prepared:
+            response.headers["Audit-Id"] = audit_id
+            self.audit.append(
+                AuditEntry(
+                    audit_id,
+                    raw_request.method,
+                    raw_request.path,
+                    response.status,
+                    raw_request.query.get("dryRun") == "All",
+                )
+            )
+        return response
 
     @override
     async def _handle(self, request: rendering.Request) -> Any:
         self.log.append((asyncio.get_running_loop().time(), request))
-        res = self._by_plural(request.resource)
-        if res is not None and request.action in (enums.action.CREATE, enums.action.UPDATE):
-            data = request.data if isinstance(request.data, dict) else {}
-            if request.action == enums.action.CREATE:
-                meta = data.setdefault("metadata", {})
-                if request.namespace:
-                    meta.setdefault("namespace", request.namespace)
-                key = (meta.get("namespace") if res.namespaced else None, meta.get("name", ""))
-                if key in self.state.get(res, {}):
-                    raise kmock.KubernetesError(status=409, reason="AlreadyExists", message="exists")
-                self.upsert(res, data)
-            else:
-                key = (request.namespace if res.namespaced else None, request.name or "")
-                current = self.state.get(res, {}).get(key)
-                if current is None:
-                    raise kmock.KubernetesObjectNotFoundError()
-                self.upsert(res, _merge(copy.deepcopy(current), data))
-        elif (
-            res is not None
-            and request.action == enums.action.DELETE
-            and self.remove(res, request.name or "", request.namespace) is None
-        ):
-            raise kmock.KubernetesObjectNotFoundError()
+        if request.resource is not None and request.resource.plural:
+            if _is_review(request):
+                return self._review(request)
+            self._authorize(request)
+        if _is_write(request):
+            try:
+                code, body, headers = await self._write(request)
+            except _Answer as answer:
+                code, body, headers = answer.code, answer.body, answer.headers
+            return aiohttp.web.Response(
+                body=orjson.dumps(body), status=code, headers=headers, content_type="application/json"
+            )
         # Skip the emulator's own object tracking: this class keeps the state.
         return await kmock.KubernetesScaffold._handle(self, request)
+
+    # -- RBAC and the SelfSubject reviews -------------------------------------------------------
+
+    def _authorize(self, request: rendering.Request) -> None:
+        assert request.resource is not None
+        verb = _verb(request)
+        group = request.resource.group or ""
+        plural = request.resource.plural or ""
+        sub = request.subresource or ""
+        if self.rbac.enforced(verb, group, plural, sub, request.namespace):
+            return
+        what = f"{plural}.{group}" if group else plural
+        where = f' in the namespace "{request.namespace}"' if request.namespace else " at the cluster scope"
+        on = f'"{plural}/{sub}"' if sub else f'"{plural}"'
+        target = f'{what} "{request.name}"' if request.name else what
+        raise kmock.KubernetesError(
+            status=403,
+            reason="Forbidden",
+            message=f'{target} is forbidden: User "{self.user}" cannot {verb} resource {on} '
+            f'in API group "{group}"{where}',
+            details={"name": request.name or "", "group": group, "kind": plural},
+        )
+
+    def _review(self, request: rendering.Request) -> aiohttp.web.Response:
+        assert request.resource is not None
+        try:
+            review = orjson.loads(request.body) if request.body else {}
+        except orjson.JSONDecodeError:
+            review = {}
+        if not isinstance(review, dict):
+            review = {}
+        spec = review.get("spec") if isinstance(review.get("spec"), dict) else {}
+        assert isinstance(spec, dict)
+        plural = request.resource.plural
+        if plural == "selfsubjectaccessreviews":
+            attrs_ = spec.get("resourceAttributes") or {}
+            allowed = self.rbac.reviewed(
+                str(attrs_.get("verb", "")),
+                str(attrs_.get("group", "")),
+                str(attrs_.get("resource", "")),
+                str(attrs_.get("subresource", "")),
+                attrs_.get("namespace") or None,
+            )
+            out: Obj = {"allowed": allowed}
+            if allowed:
+                out["reason"] = 'RBAC: allowed by RoleBinding "hpctop-test"'
+        elif plural == "selfsubjectrulesreviews":
+            namespace = str(spec.get("namespace", ""))
+            out = {
+                "resourceRules": [
+                    {"verbs": list(r.verbs), "apiGroups": list(r.groups), "resources": list(r.resources)}
+                    for r in self.rbac.rules
+                    if r.in_namespace(namespace)
+                ],
+                "nonResourceRules": [],
+                "incomplete": self.rbac.incomplete,
+            }
+        elif plural == "selfsubjectreviews":
+            out = {"userInfo": {"username": self.user, "groups": ["system:authenticated"]}}
+        else:
+            raise kmock.KubernetesResourceNotFoundError()
+        kind = {
+            "selfsubjectaccessreviews": "SelfSubjectAccessReview",
+            "selfsubjectrulesreviews": "SelfSubjectRulesReview",
+            "selfsubjectreviews": "SelfSubjectReview",
+        }[plural]
+        body = {
+            "kind": kind,
+            "apiVersion": f"{request.resource.group}/{request.resource.version}",
+            "metadata": {},
+            "spec": spec,
+            "status": out,
+        }
+        return aiohttp.web.Response(body=orjson.dumps(body), status=201, content_type="application/json")
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def _take_fault(self, verb: str, res: Res | None, request: rendering.Request) -> WriteFault | None:
+        for i, fault in enumerate(self.write_faults):
+            if fault.matches(verb, res, request.name, request.subresource):
+                return self.write_faults.pop(i)
+        return None
+
+    async def _lose_answer(self, request: rendering.Request, fault: WriteFault) -> None:
+        if fault.mode == "stall":
+            await asyncio.sleep(10**6)
+        if fault.mode == "reset":
+            raw = request._raw_request
+            assert raw is not None and raw.transport is not None
+            raw.transport.abort()
+            raise _error(500, "InternalError", "connection reset")  # never reaches the client
+
+    async def _write(self, request: rendering.Request) -> tuple[int, Obj, dict[str, str]]:
+        res = self._by_plural(request.resource)
+        verb = _verb(request)
+        dry = request.params.get("dryRun")
+        if dry is not None and dry != "All":
+            raise _error(
+                400, "BadRequest", f'Invalid dry run value "{dry}": the only supported value is "All"'
+            )
+        if res is None:
+            raise _error(404, "NotFound", "the server could not find the requested resource")
+        fault = self._take_fault(verb, res, request)
+        if fault is not None and not fault.applied:
+            raise self._fault_answer(fault, request)
+        try:
+            body = orjson.loads(request.body) if request.body else None
+        except orjson.JSONDecodeError:
+            raise _error(400, "BadRequest", "the request body is not valid JSON") from None
+        answer = self._mutate(res, request, verb, body, dry_run=dry is not None)
+        if fault is not None:
+            await self._lose_answer(request, fault)
+            raise self._fault_answer(fault, request)
+        return answer
+
+    def _fault_answer(self, fault: WriteFault, request: rendering.Request) -> _Answer:
+        reason = fault.reason or {403: "Forbidden", 429: "TooManyRequests", 503: "ServiceUnavailable"}.get(
+            fault.code, "InternalError"
+        )
+        body = status(fault.code, reason, fault.message or reason)
+        if fault.details:
+            body["details"] = fault.details
+        headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+        return _Answer(fault.code, body, headers)
+
+    def _mutate(
+        self, res: Res, request: rendering.Request, verb: str, body: Any, *, dry_run: bool
+    ) -> tuple[int, Obj, dict[str, str]]:
+        sub = request.subresource
+        if verb == "create" and request.name is None:
+            return self._create(res, request, body, dry_run)
+        if verb == "create" and res == PODS and sub == "binding":
+            return self._bind(request, body, dry_run)
+        if verb == "create" and res == PODS and sub == "eviction":
+            return self._evict(request, body, dry_run)
+        if verb == "delete" and sub is None:
+            return self._delete(res, request, body, dry_run)
+        if verb == "patch":
+            return self._patch(res, request, body, dry_run)
+        if verb == "update" and sub is None:
+            return self._update(res, request, body, dry_run)
+        raise _error(405, "MethodNotAllowed", f"{request.method} is not supported on this path")
+
+    def _current(self, res: Res, request: rendering.Request) -> Obj:
+        name = request.name or ""
+        obj = self.state.get(res, {}).get((request.namespace if res.namespaced else None, name))
+        if obj is None:
+            what = f"{res.plural}.{res.group}" if res.group else res.plural
+            raise _error(
+                404, "NotFound", f'{what} "{name}" not found', name=name, group=res.group, kind=res.plural
+            )
+        return obj
+
+    @staticmethod
+    def _preconditions(obj: Obj, uid: Any, rv: Any) -> None:
+        meta = obj["metadata"]
+        if uid and uid != meta.get("uid"):
+            raise _error(
+                409,
+                "Conflict",
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
+            )
+        if rv and rv != meta.get("resourceVersion"):
+            raise _error(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {obj.get("kind", "object")} "{meta.get("name")}": '
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )
+
+    def _validate(self, res: Res, old: Obj, new: Obj) -> None:
+        causes: list[Obj] = []
+        for path in self.immutable.get(res, []):
+            before, after = _dig(old, path), _dig(new, path)
+            if before != after and not (path == ("spec", "nodeName") and before is None):
+                causes.append(
+                    {
+                        "reason": "FieldValueForbidden",
+                        "field": ".".join(path),
+                        "message": "field is immutable",
+                    }
+                )
+        checks: list[tuple[tuple[str, ...], type, bool]] = [
+            (("spec", "suspend"), bool, res == JOBS),
+            (("spec", "active"), bool, res == WORKLOADS),
+            (("spec", "replicas"), int, res == DEPLOYMENTS),
+        ]
+        for path, kind, applies in checks:
+            value = _dig(new, path)
+            if not applies or value is None:
+                continue
+            bad = not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0))
+            if bad:
+                causes.append(
+                    {
+                        "reason": "FieldValueInvalid",
+                        "field": ".".join(path),
+                        "message": f"Invalid value: {value!r}",
+                    }
+                )
+        if causes:
+            name = new.get("metadata", {}).get("name", "")
+            what = f"{res.kind}.{res.group}" if res.group else res.kind
+            text = ", ".join(f"{c['field']}: {c['message']}" for c in causes)
+            raise _error(
+                422,
+                "Invalid",
+                f'{what} "{name}" is invalid: {text}',
+                name=name,
+                group=res.group,
+                kind=res.kind,
+                causes=causes,
+            )
+
+    def _commit(self, res: Res, old: Obj, new: Obj) -> Obj:
+        stored = self.upsert(res, new)
+        if res == JOBS and self.job_controller:
+            self._job_controller(old, stored)
+        return self.get(res, stored["metadata"]["name"], stored["metadata"].get("namespace")) or stored
+
+    def _job_controller(self, old: Obj, new: Obj) -> None:
+        was, now = bool(_dig(old, ("spec", "suspend"))), bool(_dig(new, ("spec", "suspend")))
+        if was == now:
+            return
+        if now:
+            for dep_res, dep in self._dependents(new["metadata"]["uid"]):
+                if dep_res == PODS:
+                    self.remove(PODS, dep["metadata"]["name"], dep["metadata"].get("namespace"))
+        status_ = copy.deepcopy(new.get("status") or {})
+        conditions = [c for c in status_.get("conditions", []) if c.get("type") != "Suspended"]
+        conditions.append(
+            {
+                "type": "Suspended",
+                "status": "True" if now else "False",
+                "reason": "JobSuspended" if now else "JobResumed",
+            }
+        )
+        status_["conditions"] = conditions
+        if now:
+            status_["active"] = 0
+            status_.pop("startTime", None)
+        self.upsert(JOBS, new | {"status": status_})
+
+    def _dependents(self, uid: str) -> list[tuple[Res, Obj]]:
+        out: list[tuple[Res, Obj]] = []
+        for res, objects in self.state.items():
+            for obj in objects.values():
+                refs = obj.get("metadata", {}).get("ownerReferences") or []
+                if any(ref.get("uid") == uid for ref in refs):
+                    out.append((res, obj))
+        return out
+
+    def _cascade(self, uid: str) -> None:
+        for res, dep in self._dependents(uid):
+            meta = dep["metadata"]
+            if self.remove(res, meta["name"], meta.get("namespace")) is not None:
+                self._cascade(meta.get("uid", ""))
+
+    def _create(
+        self, res: Res, request: rendering.Request, body: Any, dry_run: bool
+    ) -> tuple[int, Obj, dict[str, str]]:
+        if not isinstance(body, dict):
+            raise _error(400, "BadRequest", "the body is not an object")
+        obj = copy.deepcopy(body)
+        meta = obj.setdefault("metadata", {})
+        if request.namespace and res.namespaced:
+            meta.setdefault("namespace", request.namespace)
+        name = meta.get("name", "")
+        if not name:
+            raise _error(422, "Invalid", "metadata.name: Required value")
+        if (meta.get("namespace") if res.namespaced else None, name) in self.state.get(res, {}):
+            what = f"{res.plural}.{res.group}" if res.group else res.plural
+            raise _error(409, "AlreadyExists", f'{what} "{name}" already exists', name=name, kind=res.plural)
+        self._validate(res, {}, obj)
+        if dry_run:
+            return 201, obj | {"kind": res.kind, "apiVersion": res.api_version}, {}
+        return 201, self.upsert(res, obj), {}
+
+    def _bind(self, request: rendering.Request, body: Any, dry_run: bool) -> tuple[int, Obj, dict[str, str]]:
+        pod_ = self._current(PODS, request)
+        binding = body if isinstance(body, dict) else {}
+        meta = binding.get("metadata") or {}
+        target = (binding.get("target") or {}).get("name")
+        if not target:
+            raise _error(422, "Invalid", "target.name: Required value")
+        self._preconditions(pod_, meta.get("uid"), meta.get("resourceVersion"))
+        bound = (pod_.get("spec") or {}).get("nodeName")
+        if bound:
+            raise _error(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{request.name}": '
+                f'pod {request.name} is already assigned to node "{bound}"',
+            )
+        if not dry_run:
+            new = copy.deepcopy(pod_)
+            new.setdefault("spec", {})["nodeName"] = target
+            conditions = [
+                c for c in (new.get("status") or {}).get("conditions", []) if c.get("type") != "PodScheduled"
+            ]
+            new.setdefault("status", {})["conditions"] = [
+                *conditions,
+                {"type": "PodScheduled", "status": "True"},
+            ]
+            self.upsert(PODS, new)
+        return 201, status(201, "", "") | {"status": "Success"}, {}
+
+    def _evict(self, request: rendering.Request, body: Any, dry_run: bool) -> tuple[int, Obj, dict[str, str]]:
+        pod_ = self._current(PODS, request)
+        eviction = body if isinstance(body, dict) else {}
+        options = eviction.get("deleteOptions") or {}
+        preconditions = options.get("preconditions") or {}
+        self._preconditions(pod_, preconditions.get("uid"), preconditions.get("resourceVersion"))
+        budget = self.eviction_blocked.get((request.namespace or "", request.name or ""))
+        if budget is not None:
+            raise _Answer(
+                429,
+                status(
+                    429,
+                    "TooManyRequests",
+                    "Cannot evict pod as it would violate the pod's disruption budget.",
+                    causes=[
+                        {
+                            "reason": "DisruptionBudget",
+                            "message": f"The disruption budget {budget} needs 1 healthy pods "
+                            "and has 1 currently",
+                        }
+                    ],
+                ),
+            )
+        if not dry_run:
+            self.remove(PODS, request.name or "", request.namespace)
+        return 201, status(201, "", "") | {"status": "Success"}, {}
+
+    def _delete(
+        self, res: Res, request: rendering.Request, body: Any, dry_run: bool
+    ) -> tuple[int, Obj, dict[str, str]]:
+        obj = self._current(res, request)
+        options = body if isinstance(body, dict) else {}
+        policy = options.get("propagationPolicy") or request.params.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise _error(422, "Invalid", f'propagationPolicy: Unsupported value: "{policy}"')
+        preconditions = options.get("preconditions") or {}
+        self._preconditions(obj, preconditions.get("uid"), preconditions.get("resourceVersion"))
+        headers: dict[str, str] = {}
+        if policy is None:
+            if res == JOBS:
+                headers["Warning"] = JOB_ORPHAN_WARNING
+                policy = "Orphan"
+            else:
+                policy = "Background"
+        meta = obj["metadata"]
+        if meta.get("deletionTimestamp"):
+            return 200, copy.deepcopy(obj), headers  # already terminating: nothing more to do
+        finalizers = list(meta.get("finalizers") or [])
+        now = datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if policy == "Foreground" or finalizers:
+            new = copy.deepcopy(obj)
+            new["metadata"]["deletionTimestamp"] = now
+            if policy == "Foreground":
+                new["metadata"]["finalizers"] = [*finalizers, "foregroundDeletion"]
+            if dry_run:
+                return 200, new, headers
+            terminating = self.upsert(res, new)
+            if policy != "Foreground":
+                return 200, terminating, headers
+            self._cascade(meta["uid"])
+            if finalizers:  # another finalizer holds it: it stays terminating (M4)
+                held = copy.deepcopy(terminating)
+                held["metadata"]["finalizers"] = finalizers
+                self.upsert(res, held)
+            else:
+                self.remove(res, meta["name"], meta.get("namespace"))
+            return 200, terminating, headers
+        if dry_run:
+            return 200, copy.deepcopy(obj), headers
+        gone = self.remove(res, meta["name"], meta.get("namespace"))
+        assert gone is not None
+        if policy == "Background":
+            self._cascade(meta["uid"])
+        else:
+            for dep_res, dep in self._dependents(meta["uid"]):
+                orphan = copy.deepcopy(dep)
+                refs = orphan["metadata"].get("ownerReferences") or []
+                orphan["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != meta["uid"]]
+                self.upsert(dep_res, orphan)
+        return 200, gone, headers
+
+    def _patch(
+        self, res: Res, request: rendering.Request, body: Any, dry_run: bool
+    ) -> tuple[int, Obj, dict[str, str]]:
+        obj = self._current(res, request)
+        sub = request.subresource
+        if sub not in (None, "status") and not (sub == "scale" and res == DEPLOYMENTS):
+            raise _error(404, "NotFound", f"the server could not find the requested resource ({sub})")
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        if content_type == "application/json-patch+json":
+            if not isinstance(body, list):
+                raise _error(400, "BadRequest", "a JSON patch is a list of operations")
+            new = _json_patch(copy.deepcopy(obj), body)
+        elif content_type in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+            if not isinstance(body, dict):
+                raise _error(400, "BadRequest", "a merge patch is an object")
+            pmeta = body.get("metadata") or {}
+            self._preconditions(obj, pmeta.get("uid"), pmeta.get("resourceVersion"))
+            if sub == "scale":
+                replicas = (body.get("spec") or {}).get("replicas")
+                new = _merge(
+                    copy.deepcopy(obj), {"spec": {"replicas": replicas}} if replicas is not None else {}
+                )
+            elif sub == "status":
+                new = _merge(copy.deepcopy(obj), {"status": body.get("status") or {}})
+            else:
+                new = _merge(copy.deepcopy(obj), {k: v for k, v in body.items() if k != "status"})
+        else:
+            raise _error(415, "UnsupportedMediaType", f'the media type "{content_type}" is not supported')
+        new["metadata"]["resourceVersion"] = obj["metadata"]["resourceVersion"]
+        new["metadata"]["uid"] = obj["metadata"]["uid"]
+        self._validate(res, obj, new)
+        result = new if dry_run else self._commit(res, obj, new)
+        if sub == "scale":
+            return 200, _scale(result), {}
+        return 200, copy.deepcopy(result), {}
+
+    def _update(
+        self, res: Res, request: rendering.Request, body: Any, dry_run: bool
+    ) -> tuple[int, Obj, dict[str, str]]:
+        obj = self._current(res, request)
+        if not isinstance(body, dict):
+            raise _error(400, "BadRequest", "the body is not an object")
+        meta = body.get("metadata") or {}
+        self._preconditions(obj, meta.get("uid"), meta.get("resourceVersion"))
+        new = copy.deepcopy(body)
+        new.setdefault("metadata", {}).update(
+            {"name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"]}
+        )
+        if res.namespaced:
+            new["metadata"]["namespace"] = obj["metadata"].get("namespace")
+        self._validate(res, obj, new)
+        return 200, copy.deepcopy(new if dry_run else self._commit(res, obj, new)), {}
 
     @override
     async def _serve_fetch(self, request: rendering.Request) -> rendering.Payload:
@@ -481,6 +1140,86 @@ class FakeApiServer(kmock.KubernetesEmulator):
 
 class _EndStream(Exception):
     pass
+
+
+def _is_write(request: rendering.Request) -> bool:
+    return str(request.method).upper() in ("POST", "PUT", "PATCH", "DELETE")
+
+
+def _is_review(request: rendering.Request) -> bool:
+    res = request.resource
+    return (
+        res is not None
+        and res.group in REVIEW_GROUPS
+        and str(request.method).upper() == "POST"
+        and res.plural in ("selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews")
+    )
+
+
+def _verb(request: rendering.Request) -> str:
+    """The Kubernetes verb of a request (what RBAC is checked against)."""
+    method = str(request.method).upper()
+    if method == "GET":
+        if request.params.get("watch") in ("true", "1"):
+            return "watch"
+        return "get" if request.name else "list"
+    if method == "POST":
+        return "create"
+    if method == "PUT":
+        return "update"
+    if method == "PATCH":
+        return "patch"
+    if method == "DELETE":
+        return "delete" if request.name else "deletecollection"
+    return method.lower()
+
+
+def _dig(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _scale(obj: Obj) -> Obj:
+    meta = obj["metadata"]
+    replicas = (obj.get("spec") or {}).get("replicas", 1)
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta.get(k) for k in ("name", "namespace", "uid", "resourceVersion")},
+        "spec": {"replicas": replicas},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", replicas)},
+    }
+
+
+def _json_patch(obj: Obj, ops: list[Any]) -> Obj:
+    """RFC 6902 ``add``/``replace``/``remove``/``test``; a failed ``test`` on the resourceVersion is a
+    409 (the object changed), any other failure a 422."""
+    for op in ops:
+        if not isinstance(op, dict) or not isinstance(op.get("path"), str):
+            raise _error(400, "BadRequest", "malformed JSON patch operation")
+        keys = [k.replace("~1", "/").replace("~0", "~") for k in op["path"].lstrip("/").split("/")]
+        parent: Any = obj
+        for key in keys[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+            if parent is None:
+                raise _error(422, "Invalid", f"path {op['path']} does not exist")
+        last = keys[-1]
+        kind = op.get("op")
+        if kind == "test":
+            if not isinstance(parent, dict) or parent.get(last) != op.get("value"):
+                if op["path"] == "/metadata/resourceVersion":
+                    raise _error(409, "Conflict", "the object has been modified: resourceVersion test failed")
+                raise _error(422, "Invalid", f"testing value {op['path']} failed")
+        elif kind in ("add", "replace") and isinstance(parent, dict):
+            parent[last] = op.get("value")
+        elif kind == "remove" and isinstance(parent, dict) and last in parent:
+            del parent[last]
+        else:
+            raise _error(422, "Invalid", f"cannot {kind} {op['path']}")
+    return obj
 
 
 def _sort_key(item: tuple[Key, Obj]) -> tuple[str, str]:

@@ -11,9 +11,20 @@ the reflector needs:
   is skipped instead of breaking the stream;
 - every error becomes one class of :mod:`hpctop.sources.kube.errors`, with ``Retry-After`` parsed;
 - every request first passes a client-side rate limiter (asyncio-throttle), a last guard against
-  a bug that would otherwise loop against the API server.
+  a bug that would otherwise loop against the API server;
+- :meth:`KubeClient.request` sends the mutating verbs the actions need (POST, PUT, PATCH, DELETE)
+  and returns the whole answer (:class:`ApiResponse`: status, body, the server's ``Audit-Id`` and
+  ``Warning`` headers) instead of raising on 4xx/5xx, because the action layer has a rule per
+  status (RELIABILITY.md §2.2) and must log the ``Audit-Id`` of a refusal too.
 
-Read-only by construction: there is no method here that sends anything but GET.
+Read-only is enforced here, in one place (RELIABILITY.md §2.4, SCHEDULERS.md §9.1): a client made
+with ``read_only=True`` (the default, so a client built for reading can never write by accident)
+refuses every verb but GET/HEAD before any socket I/O, before the rate limiter, before credentials
+are even asked for. The only exempt requests are POSTs to the three self-subject reviews, matched
+on the exact path, which ask the server what the user may do and change nothing. A ``dryRun=All``
+request is refused too: it uses a mutating verb, and a mistake in the dry-run flag must not become
+a write. The flag is fixed at construction; there is no way to turn a read-only client into a
+writing one (R3).
 """
 
 from __future__ import annotations
@@ -21,12 +32,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import aiohttp
+import orjson
 from asyncio_throttle.throttler import Throttler
 
+from hpctop.errors import ActionRefused
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.errors import (
     ApiError,
@@ -40,9 +54,78 @@ from hpctop.sources.kube.errors import (
 USER_AGENT = "hpctop/0.1"
 MAX_ERROR_BODY = 64 * 1024
 MAX_LINE = 64 * 1024 * 1024
+MAX_RESPONSE_BODY = 16 * 1024 * 1024  # one object (a mutation's answer), never a list
 
 #: Yielded by :func:`iter_lines` in place of a line that exceeded the size limit.
 OVERSIZED: bytes = b"\x00oversized"
+
+#: Verbs that only read; everything else needs a writing client.
+READ_METHODS = frozenset({"GET", "HEAD"})
+
+#: The only POSTs a read-only client sends: they ask the server what the user may do.
+REVIEW_PATHS = frozenset(
+    {
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+    }
+)
+
+
+class ReadOnlyViolation(KubeError, ActionRefused):
+    """A mutating request was asked of a read-only client; nothing was sent."""
+
+    title = "read-only mode"
+
+
+def check_read_only(method: str, path: str) -> None:
+    """Raise :class:`ReadOnlyViolation` unless a read-only client may send ``method path``.
+
+    The path is compared exactly (no normalisation), so ``.../selfsubjectaccessreviews/../x`` or
+    a query string smuggled into the path is not a review.
+    """
+    verb = method.upper()
+    if verb in READ_METHODS:
+        return
+    if verb == "POST" and path in REVIEW_PATHS:
+        return
+    raise ReadOnlyViolation(f"read-only mode: {verb} {path} was not sent to the cluster")
+
+
+@dataclass(frozen=True, slots=True)
+class ApiResponse:
+    """One answer of the API server to a request sent with :meth:`KubeClient.request`."""
+
+    method: str
+    path: str
+    status: int
+    body: bytes
+    #: the apiserver's ``Audit-Id`` response header: links hpctop's audit log to the server's
+    audit_id: str | None = None
+    #: ``Warning`` response headers (a delete of a Job without a propagation policy gets one)
+    warnings: tuple[str, ...] = ()
+    retry_after: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def json(self) -> Any:
+        """The decoded body, or None when it is empty or not JSON."""
+        if not self.body:
+            return None
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return None
+
+    def error(self) -> ApiError | None:
+        """The hpctop error for this answer (None when it is a success)."""
+        if self.ok:
+            return None
+        return error_for_status(
+            self.status, self.body[:MAX_ERROR_BODY], retry_after_header=self.retry_after, what=self.path
+        )
 
 
 def _connection_error(exc: BaseException, what: str) -> KubeError:
@@ -54,6 +137,15 @@ def _connection_error(exc: BaseException, what: str) -> KubeError:
 
 
 _NETWORK_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
+    """The whole body, or its first ``cap`` bytes (the rest is drained and dropped)."""
+    buf = bytearray()
+    async for chunk in response.content.iter_any():
+        if len(buf) < cap:
+            buf += chunk[: cap - len(buf)]
+    return bytes(buf)
 
 
 async def iter_lines(chunks: AsyncIterator[bytes], max_line: int = MAX_LINE) -> AsyncIterator[bytes]:
@@ -96,8 +188,10 @@ class KubeClient:
         qps: int = 50,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
+        read_only: bool = True,
     ) -> None:
         self.connection = connection
+        self._read_only = read_only
         self.throttler = Throttler(rate_limit=qps, period=1.0)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -117,6 +211,11 @@ class KubeClient:
             )
         return self._session
 
+    @property
+    def read_only(self) -> bool:
+        """Fixed at construction: a read-only client never becomes a writing one (R3)."""
+        return self._read_only
+
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
@@ -131,23 +230,37 @@ class KubeClient:
         await self.close()
 
     @contextlib.asynccontextmanager
-    async def _request(
-        self, path: str, params: Mapping[str, str], *, read_timeout: float | None
+    async def _open(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str],
+        *,
+        read_timeout: float | None,
+        data: bytes | None = None,
+        content_type: str | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Every request goes through here, so the read-only check is in exactly one place."""
+        if self._read_only:
+            check_read_only(method, path)  # before the throttler, the credentials and the socket
         await self.throttler.acquire()  # type: ignore[no-untyped-call]
         self.requests += 1
         headers: dict[str, str] = {}
         auth = await self.connection.authorization()
         if auth:
             headers["Authorization"] = auth
+        if content_type is not None:
+            headers["Content-Type"] = content_type
         url = self.connection.server + path
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self._connect_timeout, sock_read=read_timeout
         )
         try:
-            response = await self.session.get(
+            response = await self.session.request(
+                method,
                 url,
                 params=dict(params),
+                data=data,
                 headers=headers,
                 timeout=timeout,
                 proxy=self.connection.proxy,
@@ -156,6 +269,15 @@ class KubeClient:
         except _NETWORK_ERRORS as exc:
             raise _connection_error(exc, path) from None
         try:
+            yield response
+        finally:
+            response.release()
+
+    @contextlib.asynccontextmanager
+    async def _request(
+        self, path: str, params: Mapping[str, str], *, read_timeout: float | None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        async with self._open("GET", path, params, read_timeout=read_timeout) as response:
             if response.status >= 400:
                 try:
                     body = await response.content.read(MAX_ERROR_BODY)
@@ -165,8 +287,45 @@ class KubeClient:
                     response.status, body, retry_after_header=response.headers.get("Retry-After"), what=path
                 )
             yield response
-        finally:
-            response.release()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: object = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> ApiResponse:
+        """Send one request (any verb) and return the server's answer, error statuses included.
+
+        Raises :class:`ReadOnlyViolation` (nothing sent) on a read-only client, and
+        :class:`ServerUnreachable`/:class:`StreamBroken` when no complete answer came back: for a
+        mutation that means the outcome is unknown, and the caller must re-read before retrying.
+        """
+        data = orjson.dumps(body) if body is not None else None
+        async with self._open(
+            method,
+            path,
+            params or {},
+            read_timeout=timeout if timeout is not None else self._read_timeout,
+            data=data,
+            content_type=content_type if data is not None else None,
+        ) as response:
+            try:
+                payload = await _read_capped(response, MAX_RESPONSE_BODY)
+            except _NETWORK_ERRORS as exc:
+                raise _connection_error(exc, path) from None
+            return ApiResponse(
+                method=method.upper(),
+                path=path,
+                status=response.status,
+                body=payload,
+                audit_id=response.headers.get("Audit-Id"),
+                warnings=tuple(response.headers.getall("Warning", ())),
+                retry_after=response.headers.get("Retry-After"),
+            )
 
     async def get(self, path: str, params: Mapping[str, str]) -> bytes:
         """GET ``path`` and return the body (a list page); errors raised as hpctop errors."""
@@ -195,4 +354,13 @@ class KubeClient:
             yield lines()
 
 
-__all__ = ["OVERSIZED", "ApiError", "KubeClient", "iter_lines"]
+__all__ = [
+    "OVERSIZED",
+    "REVIEW_PATHS",
+    "ApiError",
+    "ApiResponse",
+    "KubeClient",
+    "ReadOnlyViolation",
+    "check_read_only",
+    "iter_lines",
+]
