@@ -32,7 +32,7 @@ import statistics
 import time
 from types import MappingProxyType
 
-from bench.common import Verdict
+from bench.common import Verdict, ratio
 from hpctop.model.objects import GpuInventory, Job, JobKind, Node, Pod, PodKey, PriorityClass
 from hpctop.model.policy import Policy, QueueSpec
 from hpctop.model.resources import Resources
@@ -363,12 +363,13 @@ def run(nodes: int, pending: int, repeats: int = 3) -> Verdict:
     full, hot, one = statistics.median(cold), statistics.median(warm), statistics.median(event)
     naive = statistics.median(ref)
     scaled = "" if sample == pending_jobs else f", naive timed on {sample:,} jobs and scaled"
+    cycle_ok, event_ok = full <= 1.0, one <= 50e-6
     return Verdict(
         "P6 core",
-        f"cycle {full:.3f} s ({naive / full:.0f}x naive), warm {hot:.3f} s, 1 event {one * 1e6:,.0f} us",
-        full <= 1.0,
+        f"cycle {full:.3f} s ({ratio(naive / full)} naive), warm {hot:.3f} s, 1 event {one * 1e6:,.0f} us",
+        cycle_ok and event_ok,
         f"{nodes:,} nodes x {pending:,} pending pods, {len(result.placements):,} placed{scaled};"
-        f" goal cycle <= 1 s (met: {full <= 1.0}), event <= 50 us (met: {one <= 50e-6})",
+        f" goal cycle <= 1 s (met: {cycle_ok}), event <= 50 us (met: {event_ok})",
     )
 
 

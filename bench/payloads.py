@@ -13,24 +13,25 @@ from typing import Any
 import orjson
 
 
-def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
-    job = f"train-{i // 8:05d}"
+def gpu_pod(i: int, rng: random.Random, per_job: int = 8) -> dict[str, Any]:
+    """Pod ``i``; pods ``per_job`` at a time belong to one Job (``per_job=1``: a job per pod)."""
+    job = f"train-{i // per_job:05d}"
     node = f"gpu-node-{rng.randrange(10_000):05d}"
     gpus = rng.choice([1, 2, 4, 8])
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"{job}-worker-{i % 8}",
+            "name": f"{job}-worker-{i % per_job}",
             "namespace": f"team-{i % 37:02d}",
             "uid": f"5f0c{i:08x}-1b2c-4d5e-8f90-{i:012x}",
             "resourceVersion": str(1_000_000 + i),
             "creationTimestamp": "2026-01-01T00:00:00Z",
             "generateName": f"{job}-worker-",
             "labels": {
-                "batch.kubernetes.io/controller-uid": f"c{i // 8:08x}",
+                "batch.kubernetes.io/controller-uid": f"c{i // per_job:08x}",
                 "batch.kubernetes.io/job-name": job,
-                "controller-uid": f"c{i // 8:08x}",
+                "controller-uid": f"c{i // per_job:08x}",
                 "job-name": job,
                 "yunikorn.apache.org/app-id": job,
                 "yunikorn.apache.org/queue": f"root.dept{i % 3}.team{i % 7}",
@@ -52,7 +53,7 @@ def gpu_pod(i: int, rng: random.Random) -> dict[str, Any]:
                     "apiVersion": "batch/v1",
                     "kind": "Job",
                     "name": job,
-                    "uid": f"c{i // 8:08x}-0000-4000-8000-000000000000",
+                    "uid": f"c{i // per_job:08x}-0000-4000-8000-000000000000",
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
@@ -148,6 +149,56 @@ def pod_list(count: int, seed: int = 7) -> bytes:
     )
 
 
-def pod_events(count: int, seed: int = 7) -> list[bytes]:
+def pod_events(count: int, seed: int = 7, per_job: int = 8) -> list[bytes]:
     rng = random.Random(seed)
-    return [orjson.dumps({"type": "ADDED", "object": gpu_pod(i, rng)}) for i in range(count)]
+    return [orjson.dumps({"type": "ADDED", "object": gpu_pod(i, rng, per_job)}) for i in range(count)]
+
+
+def node_event(i: int) -> bytes:
+    """An ADDED watch event for ``gpu-node-{i:05d}``, the nodes the pods above name."""
+    return orjson.dumps(
+        {
+            "type": "ADDED",
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"gpu-node-{i:05d}",
+                    "uid": f"node-uid-{i:08x}",
+                    "resourceVersion": str(i),
+                    "creationTimestamp": "2026-01-01T00:00:00Z",
+                    "labels": {
+                        "kubernetes.io/hostname": f"gpu-node-{i:05d}",
+                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                        "nvidia.com/gpu.count": "8",
+                        "nvidia.com/gpu.memory": "81559",
+                        "nvidia.com/gpu.present": "true",
+                        "nvidia.com/gpu.clique": f"cluster-1.{i // 18}",
+                        "topology.kubernetes.io/zone": f"zone-{i % 3}",
+                        "node.kubernetes.io/instance-type": "p5.48xlarge",
+                    },
+                },
+                "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+                "status": {
+                    "allocatable": {"cpu": "190", "memory": "2000Gi", "nvidia.com/gpu": "8", "pods": "110"},
+                    "capacity": {"cpu": "192", "memory": "2048Gi", "nvidia.com/gpu": "8", "pods": "110"},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            },
+        }
+    )
+
+
+def pod_updates(pods: int, per_job: int = 8, seed: int = 7) -> list[bytes]:
+    """One MODIFIED event per pod of :func:`pod_events` (a restart counted, a new resourceVersion).
+
+    Benchmarks replay this list cyclically: each event is real decode and store work every time.
+    """
+    rng = random.Random(seed)
+    out = []
+    for i in range(pods):
+        pod = gpu_pod(i, rng, per_job)
+        pod["metadata"]["resourceVersion"] = str(2_000_000 + i)
+        pod["status"]["containerStatuses"][0]["restartCount"] = 1
+        out.append(orjson.dumps({"type": "MODIFIED", "object": pod}))
+    return out
