@@ -57,9 +57,11 @@ class SessionLike(Protocol):
 
     policy: Policy
     speed: float
-    now: float
     snapshot: Snapshot
     result: ScheduleResult
+
+    @property
+    def now(self) -> float: ...
 
 
 class _Parser(argparse.ArgumentParser):
@@ -127,7 +129,13 @@ def _source_options() -> _Parser:
         help="advance the virtual clock this far first (t=0 is 2026-01-01T00:00:00Z)",
     )
     opts.add_argument("--config", metavar="PATH", default=quiet, help="config file (default: XDG location)")
-    live = group.add_argument_group("live cluster (read once, no watch)")
+    opts.add_argument(
+        "--replay",
+        metavar="FILE",
+        default=quiet,
+        help="play back a recording made with 'hpctop record' (--at: seconds into it)",
+    )
+    live = group.add_argument_group("live cluster (tables: read once; console: list and watch)")
     live.add_argument(
         "--kubeconfig", metavar="PATH", default=quiet, help="read a live cluster through this kubeconfig"
     )
@@ -182,7 +190,14 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hpctop {__version__}")
     console = parser.add_argument_group("console")
-    console.add_argument("--speed", type=_speed, help="virtual seconds per real second (demo and scenario)")
+    console.add_argument(
+        "--speed", type=_speed, help="virtual seconds per real second (demo, scenario and replay)"
+    )
+    console.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="live cluster: show this namespace only (default: every namespace you may list)",
+    )
     console.add_argument("--read-only", action="store_true", default=None, help="refuse every action")
     console.add_argument(
         "--theme", metavar="NAME", help="colour theme (remembered when picked in the console)"
@@ -242,6 +257,25 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
             sub.add_argument("-N", "--per-node", action="store_true", help="one row per node")
         sub.set_defaults(handler=handler)
 
+    record = commands.add_parser(
+        "record",
+        parents=[source],
+        help="save a cluster's event stream to a file, for --replay and bug reports",
+        description="Save the raw watch events of a live cluster (or the simulator with --demo or "
+        "--scenario) as gzip JSON lines. Stop with Ctrl-C or --duration; the file stays valid.",
+    )
+    record.add_argument("file", metavar="FILE", help="where to write the recording (gzip JSON lines)")
+    record.add_argument(
+        "--namespace", metavar="NS", help="live cluster: record this namespace only (default: all)"
+    )
+    record.add_argument(
+        "--duration",
+        metavar="SECONDS",
+        type=_seconds,
+        help="stop after this long (live: real seconds; simulator: virtual seconds, default 600 or --at)",
+    )
+    record.set_defaults(handler=_cmd_record)
+
     version = commands.add_parser("version", help="print the version")
     version.set_defaults(handler=_cmd_version)
     return parser
@@ -276,7 +310,22 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         str(settings.kubeconfig) if settings.kubeconfig else None
     )
     context = getattr(args, "context", None) or settings.context
-    live = getattr(args, "kubeconfig", None) is not None or getattr(args, "context", None) is not None
+    live = _is_live(args)
+    replay = getattr(args, "replay", None)
+    if replay is not None:
+        if live or scenario is not None or getattr(args, "demo", False):
+            raise UsageError("--replay cannot be combined with --demo, --scenario or --kubeconfig/--context")
+        from hpctop.runtime.recording import ReplaySession
+
+        replay_session = ReplaySession(Path(replay).expanduser(), speed=getattr(args, "speed", None) or 1.0)
+        replay_session.advance_to_elapsed(float(getattr(args, "at", 0.0)))
+        if replay_session.skipped_lines:
+            print(
+                f"hpctop: note: {replay_session.skipped_lines} line(s) of the recording skipped "
+                "(cut off or malformed)",
+                file=sys.stderr,
+            )
+        return replay_session
     if live:
         if scenario is not None or getattr(args, "demo", False):
             raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
@@ -306,6 +355,20 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only)
     session.speed = settings.speed
     return session
+
+
+def _is_live(args: argparse.Namespace) -> bool:
+    return getattr(args, "kubeconfig", None) is not None or getattr(args, "context", None) is not None
+
+
+def _live_target(args: argparse.Namespace, settings: Settings) -> tuple[str | None, str | None, str | None]:
+    """(kubeconfig, context, namespace) from the flags, else the settings."""
+    kubeconfig = getattr(args, "kubeconfig", None) or (
+        str(settings.kubeconfig) if settings.kubeconfig else None
+    )
+    context = getattr(args, "context", None) or settings.context
+    namespace = getattr(args, "namespace", None) or settings.namespace
+    return kubeconfig, context, namespace
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -427,17 +490,73 @@ def _load_make_app() -> Callable[..., HpctopApp]:
 
 
 def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
-    session = open_session(args, settings)
-    app = _load_make_app()(
-        session,
-        theme=settings.theme,
-        read_only=settings.read_only,
-        keymap=settings.keymap or None,
-        user=settings.user or None,
-        tick_interval=settings.refresh_interval,
-    )
-    app.run()
+    live = None
+    if _is_live(args) and getattr(args, "replay", None) is None:
+        if getattr(args, "scenario", None) is not None or getattr(args, "demo", False):
+            raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
+        from hpctop.runtime.live_console import LiveConsoleSession
+
+        # Connect before Textual starts: an exec credential plugin may prompt on this terminal.
+        live = LiveConsoleSession.connect(*_live_target(args, settings))
+    try:
+        session = live if live is not None else open_session(args, settings)
+        app = _load_make_app()(
+            session,
+            theme=settings.theme,
+            read_only=settings.read_only,
+            keymap=settings.keymap or None,
+            user=settings.user or None,
+            tick_interval=settings.refresh_interval,
+        )
+        app.run()
+    finally:
+        if live is not None:
+            live.close()  # cancels the reflectors and closes their streams (within a second)
     _remember_theme(app.theme, settings, getattr(args, "config", None))
+    return 0
+
+
+def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from hpctop.runtime import recording
+
+    path = Path(args.file).expanduser()
+    if getattr(args, "replay", None) is not None:
+        raise UsageError("record saves a cluster; --replay cannot be its source")
+    scenario = getattr(args, "scenario", None)
+    simulated = scenario is not None or getattr(args, "demo", False)
+    if simulated and _is_live(args):
+        raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
+    if simulated:
+        if scenario is not None and getattr(args, "demo", False):
+            raise UsageError("--demo and --scenario cannot be used together")
+        until = getattr(args, "at", None) or args.duration or 600.0
+        if scenario is not None:
+            from hpctop.sources.scenario import load_scenario
+
+            scenario_path = Path(scenario).expanduser()
+            if not scenario_path.is_file():
+                raise UsageError(f"scenario file not found: {scenario_path}")
+            loaded = load_scenario(scenario_path)
+            explicit = settings.seed if "seed" in settings.model_fields_set else None
+            seed = explicit if explicit is not None else (loaded.seed if loaded.seed is not None else 1)
+            source = f"scenario:{scenario_path.name}"
+        else:
+            from hpctop.sources.simulator.trace import openb_scenario
+
+            seed = settings.seed
+            loaded, source = openb_scenario(seed), "demo"
+        stats, _ = recording.record_simulation(path, loaded, seed=seed, source_name=source, until=until)
+        what = f"{until:g} virtual seconds of {source} (seed {seed})"
+    else:
+        kubeconfig, context, namespace = _live_target(args, settings)
+        print("hpctop: recording; stop with Ctrl-C", file=sys.stderr)
+        stats = recording.record_live(path, kubeconfig, context, namespace, duration=args.duration)
+        what = f"{stats.seconds:.0f}s of {'context ' + context if context else 'the current context'}"
+    print(
+        f"hpctop: recorded {stats.events} events ({stats.bytes / 1024:.0f} KiB before compression), "
+        f"{what}, to {path}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -97,9 +97,8 @@ class Recording:
 
     def lines(self) -> Iterator[Line]:
         for raw in self._iter:
-            if raw is None:
+            if raw is None:  # no gzip trailer: the recorder was killed; all flushed lines were read
                 self.truncated = True
-                self.skipped_lines += 1  # whatever was after the last complete block
                 return
             if not raw.strip():
                 continue
