@@ -1,0 +1,173 @@
+"""P5 view: the jobs pane against Textual's stock ``DataTable``, and frame time while events arrive.
+
+Side by side, in one headless app (``run_test``), interleaved, on the same jobs (the seeded
+``big_session`` of the console's own scale tests): the hpctop app's jobs pane, and a
+``DataTable`` on a screen pushed over it, given the same columns and the cell strings already
+formatted (outside the timed region: generous to ``DataTable``, which needs every cell up front,
+while the jobs pane formats only the lines on screen). Each operation is timed up to the
+visible lines rendered (``render_line`` for every line of the widget), after ``DataTable``'s
+deferred work (its idle handler, which re-measures after adds) has run:
+
+- **first paint**: the jobs pane's ``set_rows`` (filter, sort, size) vs ``add_rows`` of every row;
+- **sort**: ``sort_by`` a column vs ``DataTable.sort`` on it (alternating USER and ID);
+- **filter**: the pane's text filter vs what a ``DataTable`` user must do: select the matching
+  rows and ``clear`` + ``add_rows`` them (``DataTable`` has no filter).
+
+Frame time: the real app on a live console session of ``jobs`` pods (one job each) while a feeder
+thread applies 2,000 events/s; each publish of a new snapshot to the panes plus the repaint of
+the screen that follows is one frame (main thread), its p95 is the figure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+
+from textual import events
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable
+
+from bench.common import Verdict, percentile, ratio
+from bench.live_app import Feeder, live_session, updates
+from hpctop.tui.app import HpctopApp, make_app
+from hpctop.tui.rows import COLUMN_NAMES, Filters, RowCache, cells
+from hpctop.tui.sample import big_session
+from hpctop.tui.widgets.jobs import JobsTable
+
+NEEDLE = "sweep"
+EVENT_RATE = 2000.0
+GOAL_RATIO = 100.0
+GOAL_FRAME_MS = 16.0
+
+
+class _TableScreen(Screen[None]):
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="dt")
+
+
+def _paint(widget: JobsTable | DataTable[str]) -> None:
+    for y in range(widget.size.height):
+        widget.render_line(y)
+
+
+async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
+    session = big_session(jobs)
+    rows = RowCache().rows(session.snapshot.jobs, session.result.plans)
+    now = session.now
+    table_rows = [cells(r, now) for r in rows]
+    app = make_app(session, tick_interval=0, clock=lambda: 0.0, show_charts=False)
+    times: dict[str, list[float]] = {
+        f"{side} {op}": [] for side in ("hpctop", "datatable") for op in ("paint", "sort", "filter")
+    }
+    async with app.run_test(size=(160, 48)) as pilot:
+        pane = app.query_one("#jobs", JobsTable)
+        await app.push_screen(_TableScreen())
+        await pilot.pause()
+        table: DataTable[str] = app.screen.query_one("#dt", DataTable)
+        table.add_columns(*COLUMN_NAMES)
+        keys = list(table.columns)
+
+        async def settle() -> None:
+            await table._on_idle(events.Idle())
+
+        def timed(name: str, start: float) -> None:
+            times[name].append(time.perf_counter() - start)
+
+        for k in range(repeats):
+            column = "USER" if k % 2 == 0 else "ID"
+            # hpctop: first paint, sort, filter
+            pane.set_filters(Filters())
+            pane.set_rows([], now)
+            start = time.perf_counter()
+            pane.set_rows(rows, now)
+            _paint(pane)
+            timed("hpctop paint", start)
+            start = time.perf_counter()
+            pane.sort_by(column, reverse=False)
+            _paint(pane)
+            timed("hpctop sort", start)
+            start = time.perf_counter()
+            pane.set_filters(Filters(text=NEEDLE))
+            _paint(pane)
+            timed("hpctop filter", start)
+            # DataTable: the same three
+            table.clear()
+            await settle()
+            start = time.perf_counter()
+            table.add_rows(table_rows)
+            await settle()
+            _paint(table)
+            timed("datatable paint", start)
+            start = time.perf_counter()
+            table.sort(keys[COLUMN_NAMES.index(column)])
+            await settle()
+            _paint(table)
+            timed("datatable sort", start)
+            start = time.perf_counter()
+            matching = [c for c in table_rows if any(NEEDLE in text.lower() for text in c)]
+            table.clear()
+            table.add_rows(matching)
+            await settle()
+            _paint(table)
+            timed("datatable filter", start)
+        if not pane.view or len(pane.view) != len(matching):
+            raise RuntimeError(f"filters disagree: pane {len(pane.view)}, DataTable {len(matching)}")
+    return times
+
+
+async def _frames(jobs: int, nodes: int, seconds: float, min_frames: int) -> tuple[list[float], float]:
+    session = live_session(jobs, nodes, per_job=1)
+    app: HpctopApp = make_app(session, tick_interval=0.1, show_charts=False)
+    frames: list[float] = []
+    publish = app.publish
+
+    def timed_publish(*args: object) -> None:
+        start = time.perf_counter()
+        publish(*args)  # type: ignore[arg-type]
+        app.screen._on_timer_update()  # the repaint that follows
+        frames.append(time.perf_counter() - start)
+
+    app.publish = timed_publish  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 48)):
+        feeder = Feeder(session.store, updates(jobs, per_job=1), rate=EVENT_RATE, batch=20)
+        feeder.start()
+        try:
+            deadline = time.perf_counter() + seconds
+            while time.perf_counter() < deadline or (
+                len(frames) < min_frames and time.perf_counter() < deadline + 60
+            ):
+                await asyncio.sleep(0.05)
+        finally:
+            rate = feeder.stop()
+    return frames, rate
+
+
+def run(jobs: int, repeats: int = 5, frame_seconds: float = 3.0, min_frames: int = 10) -> Verdict:
+    times = asyncio.run(_versus(jobs, repeats))
+    med = {name: statistics.median(values) for name, values in times.items()}
+    ratios = {op: med[f"datatable {op}"] / med[f"hpctop {op}"] for op in ("paint", "sort", "filter")}
+    frames, rate = asyncio.run(_frames(jobs, max(jobs // 20, 1), frame_seconds, min_frames))
+    p95 = percentile(frames, 0.95) * 1e3 if frames else float("inf")
+    worst = min(ratios.values())
+    ok = worst >= GOAL_RATIO and p95 <= GOAL_FRAME_MS
+    shown = ", ".join(f"{op} {ratio(r)}" for op, r in ratios.items())
+    ms = ", ".join(
+        f"{op} {med[f'hpctop {op}'] * 1e3:.1f} vs {med[f'datatable {op}'] * 1e3:,.0f} ms"
+        for op in ("paint", "sort", "filter")
+    )
+    return Verdict(
+        "P5 view",
+        f"{shown} DataTable; frame p95 {p95:.1f} ms",
+        ok,
+        f"{jobs:,} jobs, median of {repeats}: {ms}; {len(frames)} frames while {rate:,.0f} events/s"
+        f" arrived; goal >= {GOAL_RATIO:.0f}x each (met: {worst >= GOAL_RATIO}),"
+        f" frame p95 <= {GOAL_FRAME_MS:.0f} ms (met: {p95 <= GOAL_FRAME_MS})",
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(run(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000).line())

@@ -1,0 +1,26 @@
+"""The benchmarks at smoke size (``python -m bench --smoke``): every code path runs, every line is whole.
+
+Figures at this size mean nothing and PASS/MISS is not checked; what is checked is that each
+benchmark ran (no "not measured" line), printed its goal, a number and a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bench.__main__ import NAMES, RUNS, run_one
+
+LINE = re.compile(r"^(?P<figure>.*\d.*?)\s+(?P<status>PASS|MISS)(  \(.+\))?$")
+
+
+@pytest.mark.parametrize("goal", list(RUNS))
+def test_smoke_line(goal: str) -> None:
+    verdict = run_one(goal, "smoke")
+    line = verdict.line()
+    assert verdict.ran, line
+    assert line.startswith(NAMES[goal] + " "), line
+    match = LINE.match(line[len(NAMES[goal]) :].strip())
+    assert match is not None, line
+    assert re.search(r"\d", match["figure"]), line
