@@ -27,6 +27,7 @@ from hpctop.model.objects import (
     OwnerRef,
     Pod,
     PriorityClass,
+    ReplicaGroup,
     Taint,
     Toleration,
     Workload,
@@ -55,6 +56,8 @@ ALIBABA_MODEL = "alibabacloud.com/gpu-card-model"
 ALIBABA_MILLI = "alibabacloud.com/gpu-milli"
 ALIBABA_COUNT = "alibabacloud.com/gpu-count"
 ALIBABA_INDEX = "alibabacloud.com/gpu-index"
+#: the model's kind for ``batch.volcano.sh`` Jobs (JobKey, ResourceSpec.kind, decoder key)
+VOLCANO_JOB_KIND = "Job.batch.volcano.sh"
 
 
 class DecodeError(HpctopError):
@@ -186,8 +189,53 @@ class WireTemplate(_Wire):
     spec: WirePodSpec | None = None
 
 
+class WireSchedulingPolicy(_Wire):
+    minAvailable: int | None = None
+    queue: str | None = None
+    priorityClass: str | None = None
+
+
 class WireRunPolicy(_Wire):
     suspend: bool | None = None
+    schedulingPolicy: WireSchedulingPolicy | None = None
+
+
+class WireReplicaSpec(_Wire):
+    """A Kubeflow replica type (``Master``, ``Worker``, ``Launcher``, ...)."""
+
+    replicas: int | None = None
+    template: WireTemplate | None = None
+
+
+class WireJobTemplateSpec(_Wire):
+    parallelism: int | None = None
+    completions: int | None = None
+    template: WireTemplate | None = None
+
+
+class WireJobTemplate(_Wire):
+    spec: WireJobTemplateSpec | None = None
+
+
+class WireReplicatedJob(_Wire):
+    """A JobSet replicated job: ``replicas`` child Jobs of one template."""
+
+    name: str = ""
+    replicas: int | None = None
+    template: WireJobTemplate | None = None
+
+
+class WireLeaderWorkerTemplate(_Wire):
+    size: int | None = None
+    leaderTemplate: WireTemplate | None = None
+    workerTemplate: WireTemplate | None = None
+
+
+class WireVolcanoTask(_Wire):
+    name: str = ""
+    replicas: int | None = None
+    minAvailable: int | None = None
+    template: WireTemplate | None = None
 
 
 class WireWorkloadSpec(_Wire):
@@ -198,6 +246,25 @@ class WireWorkloadSpec(_Wire):
     activeDeadlineSeconds: int | None = None
     template: WireTemplate | None = None
     runPolicy: WireRunPolicy | None = None
+    # Kubeflow training-operator (kubeflow.org/v1) and mpi-operator (v2beta1)
+    pytorchReplicaSpecs: dict[str, WireReplicaSpec] | None = None
+    tfReplicaSpecs: dict[str, WireReplicaSpec] | None = None
+    mpiReplicaSpecs: dict[str, WireReplicaSpec] | None = None
+    xgbReplicaSpecs: dict[str, WireReplicaSpec] | None = None
+    paddleReplicaSpecs: dict[str, WireReplicaSpec] | None = None
+    jaxReplicaSpecs: dict[str, WireReplicaSpec] | None = None
+    # JobSet, LeaderWorkerSet, Volcano vcjob
+    replicatedJobs: list[WireReplicatedJob] | None = None
+    leaderWorkerTemplate: WireLeaderWorkerTemplate | None = None
+    tasks: list[WireVolcanoTask] | None = None
+    minAvailable: int | None = None
+    queue: str | None = None
+
+
+class WireVolcanoJobState(_Wire):
+    phase: str | None = None
+    reason: str | None = None
+    message: str | None = None
 
 
 class WireWorkloadStatus(_Wire):
@@ -206,6 +273,7 @@ class WireWorkloadStatus(_Wire):
     completionTime: str | None = None
     succeeded: int | None = None
     failed: int | None = None
+    state: WireVolcanoJobState | None = None
 
 
 class WireWorkload(_Wire):
@@ -450,19 +518,77 @@ def node_from_wire(w: WireNode) -> Node:
     )
 
 
-def workload_from_wire(w: WireWorkload) -> Workload:
+def _template_requests(template: WireTemplate | None) -> Resources:
+    if template is None or template.spec is None:
+        return Resources()
+    return container_requests(
+        template.spec, _kept(template.metadata.annotations if template.metadata else None)
+    )
+
+
+def _replica_groups(spec: WireWorkloadSpec) -> list[tuple[ReplicaGroup, WireTemplate | None]]:
+    """Member roles of multi-role owners, each with its template (empty for one-template kinds)."""
+    out: list[tuple[ReplicaGroup, WireTemplate | None]] = []
+    kubeflow = (
+        spec.pytorchReplicaSpecs
+        or spec.tfReplicaSpecs
+        or spec.mpiReplicaSpecs
+        or spec.xgbReplicaSpecs
+        or spec.paddleReplicaSpecs
+        or spec.jaxReplicaSpecs
+    )
+    if kubeflow:
+        for name, rs in kubeflow.items():
+            replicas = 1 if rs.replicas is None else rs.replicas
+            out.append((ReplicaGroup(name, replicas, _template_requests(rs.template)), rs.template))
+    elif spec.replicatedJobs:
+        for rj in spec.replicatedJobs:
+            jspec = (rj.template.spec if rj.template else None) or WireJobTemplateSpec()
+            per_job = jspec.parallelism if jspec.parallelism is not None else 1
+            replicas = (1 if rj.replicas is None else rj.replicas) * per_job
+            out.append((ReplicaGroup(rj.name, replicas, _template_requests(jspec.template)), jspec.template))
+    elif spec.leaderWorkerTemplate is not None:
+        lwt = spec.leaderWorkerTemplate
+        size = lwt.size or 1
+        groups = 1 if spec.replicas is None else spec.replicas
+        worker = lwt.workerTemplate or spec.template
+        leader = lwt.leaderTemplate or worker
+        out.append((ReplicaGroup("leader", groups, _template_requests(leader)), leader))
+        if size > 1:
+            out.append((ReplicaGroup("worker", groups * (size - 1), _template_requests(worker)), worker))
+    elif spec.tasks:
+        for task in spec.tasks:
+            replicas = 1 if task.replicas is None else task.replicas
+            group = ReplicaGroup(task.name, replicas, _template_requests(task.template), task.minAvailable)
+            out.append((group, task.template))
+    return out
+
+
+def workload_from_wire(w: WireWorkload, kind: str | None = None) -> Workload:
+    """Project an owner object; ``kind`` overrides the wire kind (``Job.batch.volcano.sh``)."""
     meta, spec, status = w.metadata, w.spec, w.status
-    if not meta.name or not meta.namespace or not w.kind:
+    kind = kind or w.kind
+    if not meta.name or not meta.namespace or not kind:
         raise DecodeError("workload without kind, metadata.name or metadata.namespace")
+    groups = _replica_groups(spec)
     template = spec.template or WireTemplate()
+    if groups:
+        # the most numerous role (the workers) stands for every member: Job rows have one shape
+        template = max(groups, key=lambda g: g[0].replicas)[1] or template
     tmeta = template.metadata or WireMeta()
     tspec = template.spec or WirePodSpec()
     tannotations = _kept(tmeta.annotations)
+    policy = spec.runPolicy.schedulingPolicy if spec.runPolicy else None
     suspend = bool(spec.suspend) or bool(spec.runPolicy and spec.runPolicy.suspend)
     parallelism = spec.parallelism if spec.parallelism is not None else spec.replicas
+    if groups:
+        parallelism = sum(g.replicas for g, _ in groups)
+    min_available = (policy.minAvailable if policy else None) or spec.minAvailable
+    if spec.leaderWorkerTemplate is not None:
+        min_available = spec.leaderWorkerTemplate.size or 1  # one leader-worker group is the gang
     return Workload(
         api_version=w.apiVersion,
-        kind=w.kind,
+        kind=kind,
         namespace=meta.namespace,
         name=meta.name,
         uid=meta.uid,
@@ -476,7 +602,7 @@ def workload_from_wire(w: WireWorkload) -> Workload:
         template_annotations=tannotations,
         template_labels=dict(tmeta.labels or {}),
         template_node_selector=tuple(sorted((tspec.nodeSelector or {}).items())),
-        priority_class=tspec.priorityClassName,
+        priority_class=tspec.priorityClassName or (policy.priorityClass if policy else None),
         active_deadline_seconds=spec.activeDeadlineSeconds or tspec.activeDeadlineSeconds,
         conditions=tuple(_condition(c) for c in status.conditions or []),
         created=parse_time(meta.creationTimestamp) or 0.0,
@@ -484,6 +610,11 @@ def workload_from_wire(w: WireWorkload) -> Workload:
         completion_time=parse_time(status.completionTime),
         succeeded=status.succeeded or 0,
         failed=status.failed or 0,
+        owner=_controller(meta),
+        groups=tuple(g for g, _ in groups),
+        min_available=min_available,
+        queue=(policy.queue if policy else None) or spec.queue,
+        phase=status.state.phase if status.state is not None else None,
     )
 
 
@@ -502,8 +633,28 @@ _DECODERS: dict[str, tuple[type[_Envelope], Any]] = {
     "StatefulSet": (WorkloadEvent, workload_from_wire),
     "JobSet": (WorkloadEvent, workload_from_wire),
     "PyTorchJob": (WorkloadEvent, workload_from_wire),
+    "TFJob": (WorkloadEvent, workload_from_wire),
+    "MPIJob": (WorkloadEvent, workload_from_wire),
+    "XGBoostJob": (WorkloadEvent, workload_from_wire),
+    "PaddleJob": (WorkloadEvent, workload_from_wire),
+    "JAXJob": (WorkloadEvent, workload_from_wire),
+    "LeaderWorkerSet": (WorkloadEvent, workload_from_wire),
+    "TrainJob": (WorkloadEvent, workload_from_wire),
+    # batch.volcano.sh Job: same kind as batch/v1 Job, so the model names it with its group
+    VOLCANO_JOB_KIND: (WorkloadEvent, lambda w: workload_from_wire(w, VOLCANO_JOB_KIND)),
     "PriorityClass": (PriorityClassEvent, priority_class_from_wire),
 }
+
+
+def _decoder(kind: str) -> tuple[type[_Envelope], Any] | None:
+    """The decoder of ``kind``: core kinds here, scheduler CRDs (``Kind.group``) in backends.wire."""
+    found = _DECODERS.get(kind)
+    if found is None and "." in kind:
+        from hpctop.model.backends.wire import BACKEND_DECODERS
+
+        found = BACKEND_DECODERS.get(kind)
+    return found
+
 
 _BOOKMARK = b'"BOOKMARK"'
 
@@ -569,10 +720,13 @@ def decode_list(kind: str, raw: bytes) -> DecodedList:
     The page is validated whole for speed; if that fails (one malformed item), items are decoded
     one by one so that only the bad ones are skipped.
     """
-    list_model = _LISTS.get(kind, WorkloadList)
-    project = _DECODERS[kind][1] if kind in _DECODERS else None
-    if project is None:
+    decoder = _decoder(kind)
+    if decoder is None:
         raise DecodeError(f"no decoder for kind {kind!r}")
+    if kind not in _DECODERS:
+        return _decode_list_item_by_item(kind, raw)  # scheduler CRDs: lists are small
+    list_model = _LISTS.get(kind, WorkloadList)
+    project = decoder[1]
     try:
         page = list_model.model_validate_json(raw)
     except ValidationError:
@@ -608,7 +762,9 @@ def _decode_list_item_by_item(kind: str, raw: bytes) -> DecodedList:
 
 
 def supported_kinds() -> tuple[str, ...]:
-    return tuple(_DECODERS)
+    from hpctop.model.backends.wire import BACKEND_DECODERS
+
+    return (*_DECODERS, *BACKEND_DECODERS)
 
 
 def decode_event(kind: str, raw: bytes) -> WatchEvent:
@@ -616,7 +772,7 @@ def decode_event(kind: str, raw: bytes) -> WatchEvent:
 
     Raises :class:`DecodeError` for anything that is not a whole, sensible object.
     """
-    decoder = _DECODERS.get(kind)
+    decoder = _DECODERS.get(kind) or _decoder(kind)
     if decoder is None:
         raise DecodeError(f"no decoder for kind {kind!r}")
     envelope, project = decoder
@@ -643,6 +799,7 @@ def decode_object(kind: str, raw: bytes) -> Any:
 
 
 __all__ = [
+    "VOLCANO_JOB_KIND",
     "DecodeError",
     "DecodedList",
     "decode_event",

@@ -2,10 +2,13 @@
 
 A "job" is what a user submitted: a batch Job and its pods, a Deployment serving a model, a
 YuniKorn application, or a lone pod. The key of a pod's job is found from its controller owner
-(a ReplicaSet folds into its Deployment by the ``pod-template-hash`` label, as kubectl does), then
-a YuniKorn application id, then a coscheduling pod-group label, else the pod itself. The job's
-row is derived from its pods and its owner object each time either changes; nothing here keeps
-state of its own.
+(a ReplicaSet folds into its Deployment by the ``pod-template-hash`` label, as kubectl does; a
+JobSet's child Job and a LeaderWorkerSet's StatefulSet fold into their top owner by the labels
+those controllers stamp on every pod, so the row is the highest recognised kind), then a YuniKorn
+application id, then a Volcano or coscheduling pod-group name, else the pod itself. The job's
+row is derived from its pods, its owner object and, when a queueing backend is present, that
+backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.model.backends`)
+each time one of them changes; nothing here keeps state of its own.
 """
 
 from __future__ import annotations
@@ -13,11 +16,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from hpctop.model.backends.evidence import (
+    JobEvidence,
+    backend_reasons,
+    backend_state,
+    by_precedence,
+    pod_reason,
+)
+from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.objects import (
+    VOLCANO_BATCH_GROUP,
     Gang,
     Job,
     JobKey,
     JobKind,
+    OwnerRef,
     Pod,
     Reason,
     Workload,
@@ -26,6 +39,24 @@ from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 
 SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
+KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"})
+#: owners that group other owners' pods: a Workload they control is a part, not a job row
+GROUPING_KINDS = frozenset({"JobSet", "LeaderWorkerSet", "TrainJob"})
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+VOLCANO_GROUP_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+VOLCANO_PODGROUP_KIND = "PodGroup.scheduling.volcano.sh"
+#: vcjob status.state.phase → state (SCHEDULERS.md §6.3)
+VOLCANO_PHASES = {
+    "Aborted": JobState.HELD,
+    "Aborting": JobState.COMPLETING,
+    "Completing": JobState.COMPLETING,
+    "Terminating": JobState.COMPLETING,
+    "Restarting": JobState.REQUEUED,
+    "Terminated": JobState.CANCELLED,
+    "Completed": JobState.COMPLETED,
+    "Failed": JobState.FAILED,
+}
 QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
 PARTITION_KEYS = (
@@ -38,15 +69,31 @@ TASK_GROUPS = "yunikorn.apache.org/task-groups"
 POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
 
 
+def job_key_for_owner(namespace: str, owner: OwnerRef) -> JobKey:
+    """The job key of an owner reference (a vcjob is named with its group: it shares kind Job)."""
+    if owner.kind == "Job" and owner.api_version.startswith(VOLCANO_BATCH_GROUP + "/"):
+        return (namespace, VOLCANO_JOB_KIND, owner.name)
+    return (namespace, owner.kind, owner.name)
+
+
 def job_key_for_pod(pod: Pod) -> JobKey:
     """Which job a pod belongs to."""
     owner = pod.owner
     if owner is not None:
-        if owner.kind == "ReplicaSet":
+        kind = owner.kind
+        if kind == "ReplicaSet":
             template_hash = pod.labels.get("pod-template-hash")
             if template_hash and owner.name.endswith("-" + template_hash):
                 return (pod.namespace, "Deployment", owner.name[: -len(template_hash) - 1])
-        return (pod.namespace, owner.kind, owner.name)
+        elif kind == "Job":
+            jobset = pod.labels.get(JOBSET_NAME)
+            if jobset:
+                return (pod.namespace, "JobSet", jobset)
+        elif kind == "StatefulSet":
+            lws = pod.labels.get(LWS_NAME)
+            if lws:
+                return (pod.namespace, "LeaderWorkerSet", lws)
+        return job_key_for_owner(pod.namespace, owner)
     for key in APP_ID_KEYS:
         app = pod.labels.get(key) or (pod.annotations.get(key) if key.startswith("yunikorn") else None)
         if app:
@@ -54,6 +101,10 @@ def job_key_for_pod(pod: Pod) -> JobKey:
     group = pod.labels.get("scheduling.x-k8s.io/pod-group")
     if group:
         return (pod.namespace, "PodGroup", group)
+    for key in VOLCANO_GROUP_KEYS:
+        group = pod.annotations.get(key)
+        if group:
+            return (pod.namespace, VOLCANO_PODGROUP_KIND, group)
     return (pod.namespace, "Pod", pod.name)
 
 
@@ -106,19 +157,55 @@ def _observed_reason(pods: list[Pod]) -> Reason | None:
                 ReasonCode.GATED, "pod:PodScheduled", cond.message or ",".join(pod.scheduling_gates)
             )
         if cond.reason == "SchedulingSkipped":
+            # YuniKorn writes it when the queue's quota is used up
             return Reason(ReasonCode.QUOTA_EXCEEDED, "pod:PodScheduled", cond.message)
         if cond.reason == "Unschedulable":
-            return Reason(ReasonCode.RESOURCES, "pod:PodScheduled", cond.message)
+            code, fragments = pod_reason(cond.message)
+            return Reason(code, "pod:PodScheduled", cond.message, fragments)
+    return None
+
+
+def _gang(workload: Workload | None, ann: dict[str, str], evidence: JobEvidence | None) -> Gang | None:
+    """The gang, first match wins (§1.2 step 3): YuniKorn task groups, PodGroup, Kueue, owner."""
+    gang = parse_gang(ann)
+    if gang is not None:
+        return gang
+    if evidence is not None and evidence.pod_group is not None:
+        pg = evidence.pod_group
+        return Gang(name=pg.name, min_member=max(pg.min_member, 1), style="hard", timeout_s=pg.timeout_s)
+    if evidence is not None and evidence.kueue is not None and evidence.kueue.pod_sets:
+        # Kueue reserves quota for the whole Workload at once (minCount with partial admission)
+        sets = evidence.kueue.pod_sets
+        total = sum(ps.count if ps.min_count is None else ps.min_count for ps in sets)
+        return Gang(name=evidence.kueue.name, min_member=max(total, 1), style="hard")
+    if workload is not None:
+        if workload.min_available:
+            return Gang(name=workload.name, min_member=workload.min_available, style="hard")
+        if workload.kind in KUBEFLOW_KINDS and workload.groups:
+            # a training job without a gang scheduler still needs every replica to rendezvous
+            return Gang(name=workload.name, min_member=max(workload.parallelism, 1), style="hard")
     return None
 
 
 def _state(workload: Workload | None, members: list[Pod], min_members: int) -> JobState:
     if workload is not None:
-        if workload.condition("Complete") or workload.condition("Succeeded"):
+        if (
+            workload.phase is not None
+            and workload.kind == VOLCANO_JOB_KIND
+            and workload.phase in VOLCANO_PHASES
+        ):
+            return VOLCANO_PHASES[workload.phase]
+        if (
+            workload.condition("Complete")
+            or workload.condition("Succeeded")
+            or workload.condition("Completed")
+        ):
             return JobState.COMPLETED
         failed = workload.condition("Failed")
         if failed:
             return JobState.TIMEOUT if failed.reason == "DeadlineExceeded" else JobState.FAILED
+        if workload.condition("Restarting") and workload.kind in KUBEFLOW_KINDS:
+            return JobState.REQUEUED
     live = [p for p in members if not p.is_terminal]
     if workload is not None and workload.suspend and not any(p.node_name for p in live):
         return JobState.HELD
@@ -142,10 +229,23 @@ def _state(workload: Workload | None, members: list[Pod], min_members: int) -> J
     return JobState.PENDING
 
 
-def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> Job | None:
-    """The job row for ``key`` from its pods and owner object; ``None`` when neither exists."""
+def derive_job(
+    key: JobKey, pods: Iterable[Pod], workload: Workload | None, evidence: JobEvidence | None = None
+) -> Job | None:
+    """The job row for ``key`` from its pods, owner object and backend evidence.
+
+    ``None`` when there are neither pods nor an owner, and for an owner that is only a part of a
+    bigger job (a JobSet's child Job) while it has no pods of its own.
+    """
     all_pods = sorted(pods, key=lambda p: p.name)
     if workload is None and not all_pods:
+        return None
+    if (
+        not all_pods
+        and workload is not None
+        and workload.owner is not None
+        and workload.owner.kind in GROUPING_KINDS
+    ):
         return None
     members = [p for p in all_pods if not p.is_placeholder]
     placeholders = len(all_pods) - len(members)
@@ -160,7 +260,7 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
     if sample is not None:
         ann = {**sample.annotations, **ann}
         labels = {**sample.labels, **labels}
-    gang = parse_gang(ann)
+    gang = _gang(workload, ann, evidence)
     if gang is not None and placeholders:
         gang = Gang(gang.name, gang.min_member, gang.style, gang.timeout_s, placeholders)
     if workload is not None and not workload.condition("Complete") and not workload.condition("Failed"):
@@ -174,6 +274,25 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
     min_members = min(gang.min_member, members_count) if gang else 1
     state = _state(workload, members, min_members)
     live = [p for p in members if not p.is_terminal]
+    reasons: tuple[Reason, ...] = ()
+    if evidence is not None:
+        state = backend_state(evidence, state, any(p.node_name for p in live))
+        if state.is_pending or state == JobState.STARTING:
+            found = backend_reasons(evidence, state, len(live))
+            pod_level = _observed_reason(live) if state == JobState.PENDING else None
+            if pod_level is not None:
+                found.append(pod_level)
+            reasons = by_precedence(found)
+    elif state == JobState.PENDING:
+        pod_level = _observed_reason(live)
+        placeholder_pods = [p for p in all_pods if p.is_placeholder]
+        if gang is not None and placeholder_pods:
+            bound = sum(1 for p in placeholder_pods if p.node_name)
+            if bound < gang.min_member:
+                message = f"{bound} of {gang.min_member} placeholders allocated"
+                reasons = (Reason(ReasonCode.GANG_INCOMPLETE, "yk:placeholders", message),)
+        if pod_level is not None:
+            reasons = by_precedence([*reasons, pod_level])
     pending = tuple(p.key for p in live if p.node_name is None and p.deleted is None)
     running = sum(1 for p in live if p.phase == "Running" and p.node_name)
     per_member = (
@@ -209,12 +328,12 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
         owner_kind=kind,
         uid=workload.uid if workload is not None else (sample.uid if sample else ""),
         user=_first(USER_KEYS, labels) or namespace,
-        queue=_first(QUEUE_LABELS, labels, ann),
+        queue=_queue(labels, ann, workload, evidence),
         partition=_first(PARTITION_KEYS, labels, ann),
         priority_value=sample.priority if sample is not None else None,
         priority_class=priority_class,
         state=state,
-        observed_reason=_observed_reason(live) if state == JobState.PENDING else None,
+        observed_reason=reasons[0] if reasons else None,
         submit_time=submit,
         start_time=start_time,
         end_time=end_time,
@@ -235,9 +354,32 @@ def derive_job(key: JobKey, pods: Iterable[Pod], workload: Workload | None) -> J
         time_limit=(sample.active_deadline_seconds if sample is not None else None)
         or (workload.active_deadline_seconds if workload else None),
         gang=gang,
-        restart_count=max(max((p.restart_count for p in members), default=0), _requeues(ann)),
+        restart_count=max(
+            max((p.restart_count for p in members), default=0),
+            _requeues(ann),
+            evidence.kueue.requeue_count if evidence is not None and evidence.kueue is not None else 0,
+        ),
         labels=labels,
+        reasons=reasons,
+        backends=evidence.backends if evidence is not None else (),
+        backend_objects=tuple(o.key for o in (evidence.kueue, evidence.pod_group) if o is not None)
+        if evidence is not None
+        else (),
     )
+
+
+def _queue(
+    labels: dict[str, str], ann: dict[str, str], workload: Workload | None, evidence: JobEvidence | None
+) -> str | None:
+    """§1.2 step 5: Kueue's ClusterQueue path → YuniKorn's queue → Volcano's → the owner's own."""
+    if evidence is not None and evidence.kueue is not None and evidence.queue:
+        return evidence.queue
+    yunikorn = _first(QUEUE_LABELS[:1], labels, ann)
+    if yunikorn:
+        return yunikorn
+    if evidence is not None and evidence.queue:
+        return evidence.queue
+    return _first(QUEUE_LABELS, labels, ann) or (workload.queue if workload is not None else None)
 
 
 def cancelled(job: Job, when: float) -> Job:

@@ -16,6 +16,9 @@ from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
 JobKey = tuple[str, str, str]  # (namespace, kind, name)
+#: a scheduler backend object: (API group, kind, namespace or "", name). Volcano and
+#: scheduler-plugins both define kind PodGroup, so the group is part of every key.
+ObjectKey = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,16 @@ class Pod:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaGroup:
+    """One role of a multi-role job: a Kubeflow replica type, a JobSet replicated job, a vcjob task."""
+
+    name: str
+    replicas: int
+    requests: Resources
+    min_available: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """An owner that makes a job: batch Job, JobSet, Kubeflow job, Deployment (an inference service), ..."""
 
@@ -176,10 +189,26 @@ class Workload:
     completion_time: float | None
     succeeded: int = 0
     failed: int = 0
+    #: controller owner (a batch Job's JobSet, a StatefulSet's LeaderWorkerSet, ...)
+    owner: OwnerRef | None = None
+    #: member roles, each with its own count and template (empty for single-template kinds)
+    groups: tuple[ReplicaGroup, ...] = ()
+    #: gang minimum stated by the owner (Kubeflow schedulingPolicy.minAvailable, vcjob minAvailable,
+    #: LeaderWorkerSet group size)
+    min_available: int | None = None
+    #: queue named by the owner itself (Kubeflow schedulingPolicy.queue, vcjob spec.queue)
+    queue: str | None = None
+    #: phase of owners that report one (vcjob status.state.phase)
+    phase: str | None = None
 
     @property
     def key(self) -> JobKey:
         return (self.namespace, self.kind, self.name)
+
+    @property
+    def api_kind(self) -> str:
+        """The kind as the API server spells it (``kind`` may be qualified: ``Job.batch.volcano.sh``)."""
+        return self.kind.split(".", 1)[0]
 
     def condition(self, kind: str) -> Condition | None:
         for cond in self.conditions:
@@ -212,12 +241,23 @@ class Gang:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasonFragment:
+    """One clause of a scheduler message: ``3 Insufficient nvidia.com/gpu`` → (3, Resources, ...)."""
+
+    count: int
+    code: ReasonCode
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class Reason:
     """Why a job is pending: a code, where the evidence came from, and the raw message."""
 
     code: ReasonCode
     source: str
     message: str
+    #: the message parsed into clauses, for drill-down (pod Unschedulable messages)
+    fragments: tuple[ReasonFragment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +296,13 @@ class Job:
     gang: Gang | None = None
     restart_count: int = 0
     labels: dict[str, str] = field(default_factory=dict)
+    #: every reason found, in precedence order (``observed_reason`` is the first); the detail pane
+    #: lists them all so the one code never hides evidence (SCHEDULERS.md §10)
+    reasons: tuple[Reason, ...] = ()
+    #: backends with evidence about this job (``kueue``, ``volcano``, ``coscheduling``, ``yunikorn``)
+    backends: tuple[str, ...] = ()
+    #: the Kueue Workload, PodGroup, ... the job was joined with
+    backend_objects: tuple[ObjectKey, ...] = ()
 
     @property
     def id(self) -> str:
@@ -273,3 +320,250 @@ class Job:
     @property
     def allocated(self) -> Resources:
         return self.per_member.scale(self.members - len(self.pending_pods)) if self.state.is_active else ZERO
+
+
+# -- scheduler backend objects (SCHEDULERS.md §4-§7) ---------------------------------------------
+#
+# Each is the slim projection of one CRD object, keyed by ``ObjectKey`` (group, kind, namespace,
+# name). They are evidence, not jobs: the store joins them to the job rows they explain and folds
+# the queue objects into one neutral ``QueueInfo`` tree.
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+VOLCANO_GROUP = "scheduling.volcano.sh"
+VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+COSCHEDULING_GROUP = "scheduling.x-k8s.io"
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetInfo:
+    """A Kueue pod set: ``count`` pods, of which ``min_count`` suffice (partial admission)."""
+
+    name: str
+    count: int
+    min_count: int | None = None
+    requests: Resources = ZERO
+
+
+@dataclass(frozen=True, slots=True)
+class KueueWorkload:
+    """A Kueue ``Workload``: the queue-side record of one job (v1beta1 and v1beta2 alike)."""
+
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    api_version: str
+    owner: OwnerRef | None  # controller owner: the job this Workload admits
+    job_uid: str | None  # label kueue.x-k8s.io/job-uid
+    queue_name: str  # LocalQueue in the same namespace
+    pod_sets: tuple[PodSetInfo, ...]
+    active: bool
+    priority: int | None
+    priority_class: str | None
+    conditions: tuple[Condition, ...]
+    cluster_queue: str | None  # status.admission.clusterQueue (set once quota is reserved)
+    requeue_count: int = 0
+    requeue_at: float | None = None
+    created: float = 0.0
+    max_execution_s: int | None = None
+
+    @property
+    def key(self) -> ObjectKey:
+        return (KUEUE_GROUP, "Workload", self.namespace, self.name)
+
+    def condition(self, kind: str) -> Condition | None:
+        """The condition of that type, whatever its status (``None`` when absent)."""
+        for cond in self.conditions:
+            if cond.type == kind:
+                return cond
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorQuota:
+    """One (flavor, resource) cell of a Kueue quota; amounts in canonical units (§1.6), None = unset."""
+
+    flavor: str
+    resource: str
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorUsage:
+    flavor: str
+    resource: str
+    total: int
+    borrowed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterQueue:
+    name: str
+    resource_version: str
+    cohort: str | None  # v1beta1 spec.cohort, v1beta2 spec.cohortName
+    quotas: tuple[FlavorQuota, ...]
+    stop_policy: str  # None | Hold | HoldAndDrain
+    queueing_strategy: str
+    weight: float | None
+    conditions: tuple[Condition, ...]
+    usage: tuple[FlavorUsage, ...]  # status.flavorsUsage (admitted)
+    reservation: tuple[FlavorUsage, ...]  # status.flavorsReservation (quota reserved)
+    pending_workloads: int = 0
+    reserving_workloads: int = 0
+    admitted_workloads: int = 0
+
+    @property
+    def key(self) -> ObjectKey:
+        return (KUEUE_GROUP, "ClusterQueue", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalQueue:
+    namespace: str
+    name: str
+    resource_version: str
+    cluster_queue: str
+    stop_policy: str
+    pending_workloads: int = 0
+    reserving_workloads: int = 0
+    admitted_workloads: int = 0
+
+    @property
+    def key(self) -> ObjectKey:
+        return (KUEUE_GROUP, "LocalQueue", self.namespace, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Cohort:
+    """A Kueue Cohort (v1beta2; v1alpha1 before): a node of the tree above the ClusterQueues."""
+
+    name: str
+    resource_version: str
+    parent: str | None
+    quotas: tuple[FlavorQuota, ...]
+    weight: float | None = None
+
+    @property
+    def key(self) -> ObjectKey:
+        return (KUEUE_GROUP, "Cohort", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFlavor:
+    name: str
+    resource_version: str
+    node_labels: tuple[tuple[str, str], ...]
+    node_taints: tuple[Taint, ...]
+    topology_name: str | None = None
+
+    @property
+    def key(self) -> ObjectKey:
+        return (KUEUE_GROUP, "ResourceFlavor", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class VolcanoQueue:
+    name: str
+    resource_version: str
+    parent: str | None  # spec.parent, or the volcano.sh/hierarchy annotation's second-to-last part
+    hierarchy: tuple[str, ...]  # ("root", "eng", "prod") when the hierarchy annotation is used
+    weight: int | None
+    capability: Resources | None
+    deserved: Resources | None
+    guarantee: Resources | None
+    state: str  # Open | Closed | Closing | Unknown
+    priority: int | None = None
+    reclaimable: bool | None = None
+    allocated: Resources = ZERO
+    pending: int = 0
+    inqueue: int = 0
+    running: int = 0
+
+    @property
+    def key(self) -> ObjectKey:
+        return (VOLCANO_GROUP, "Queue", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    """A gang object: Volcano (``scheduling.volcano.sh``) or coscheduling (``scheduling.x-k8s.io``)."""
+
+    group: str
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    owner: OwnerRef | None
+    min_member: int
+    min_resources: Resources
+    queue: str | None  # Volcano spec.queue (coscheduling has none)
+    phase: str
+    conditions: tuple[Condition, ...]
+    priority_class: str | None = None
+    timeout_s: int | None = None
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    scheduled: int = 0
+
+    @property
+    def key(self) -> ObjectKey:
+        return (self.group, "PodGroup", self.namespace, self.name)
+
+    @property
+    def backend(self) -> str:
+        return "volcano" if self.group == VOLCANO_GROUP else "coscheduling"
+
+    def condition(self, kind: str) -> Condition | None:
+        for cond in self.conditions:
+            if cond.type == kind and cond.status == "True":
+                return cond
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueInfo:
+    """One queue of the neutral tree, whichever scheduler defines it (§1.3 Queue).
+
+    ``path`` is dotted under ``root`` like hpctop's own queues (dots inside a backend name are
+    written ``_dot_``, YuniKorn's convention). ``guaranteed`` is the Kueue nominal quota, Volcano
+    ``deserved`` (else ``guarantee``) or YuniKorn ``guaranteedResource``; a 0 component of ``max``
+    means no limit on that resource, as in :class:`hpctop.model.policy.QueueSpec`.
+    """
+
+    path: str
+    name: str
+    parent: str | None
+    kind: str  # cohort | cluster | local | parent | leaf
+    backend: str  # kueue | volcano | yunikorn
+    state: str  # Open | Closed | Draining | Held | Unknown
+    guaranteed: Resources = ZERO
+    max: Resources | None = None
+    borrowing_limit: Resources | None = None
+    lending_limit: Resources | None = None
+    weight: float | None = None
+    priority: int | None = None
+    allocated: Resources = ZERO
+    borrowed: Resources = ZERO
+    pending: Resources = ZERO
+    pending_jobs: int = 0
+    admitted_jobs: int = 0
+    running_jobs: int = 0
+    flavors: tuple[FlavorQuota, ...] = ()
+    usage: tuple[FlavorUsage, ...] = ()
+    state_reason: str = ""
+
+    @property
+    def borrowing(self) -> bool:
+        """Using quota lent by other queues of its cohort."""
+        return self.borrowed != ZERO
+
+    @property
+    def is_open(self) -> bool:
+        return self.state == "Open"
+
+
+BackendObject = KueueWorkload | ClusterQueue | LocalQueue | Cohort | ResourceFlavor | VolcanoQueue | PodGroup
+BACKEND_TYPES = (KueueWorkload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, VolcanoQueue, PodGroup)

@@ -9,6 +9,13 @@ one repaint (ARCHITECTURE.md "coalesce bursts").
 
 Objects that do not decode are skipped and counted in ``skipped`` by reason; they never reach the
 maps, so nothing is half-applied.
+
+Scheduler backends (Kueue, Volcano, coscheduling CRDs; YuniKorn's REST queue tree) are kept in
+``objects`` by (group, kind, namespace, name) and joined to the jobs they explain: a Kueue
+Workload by its controller owner (or its ``kueue.x-k8s.io/job-uid`` label), a PodGroup by its
+owner or by the pods' group label/annotation. A job is re-derived when its evidence changes, and
+every joined job when the queue tree's shape (paths, states) changes. None of this runs until
+such an object arrives: on a cluster without these backends, a pod event costs what it did.
 """
 
 from __future__ import annotations
@@ -19,13 +26,60 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from hpctop.model.backends.evidence import JobEvidence
+from hpctop.model.backends.queues import QueueIndex, build_queues
+from hpctop.model.backends.wire import STORE_KINDS
+from hpctop.model.backends.yunikorn import decode_queue_tree
 from hpctop.model.decode import DecodeError, decode_event
 from hpctop.model.events import EventType, WatchEvent
-from hpctop.model.jobs import cancelled, derive_job, job_key_for_pod
-from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey, PriorityClass, Workload
+from hpctop.model.jobs import (
+    VOLCANO_GROUP_KEYS,
+    VOLCANO_PODGROUP_KIND,
+    cancelled,
+    derive_job,
+    job_key_for_owner,
+    job_key_for_pod,
+)
+from hpctop.model.objects import (
+    BACKEND_TYPES,
+    COSCHEDULING_GROUP,
+    VOLCANO_GROUP,
+    BackendObject,
+    ClusterQueue,
+    Cohort,
+    Job,
+    JobKey,
+    KueueWorkload,
+    LocalQueue,
+    Node,
+    ObjectKey,
+    Pod,
+    PodGroup,
+    PodKey,
+    PriorityClass,
+    QueueInfo,
+    VolcanoQueue,
+    Workload,
+)
 
 _EMPTY: frozenset[PodKey] = frozenset()
 MAX_TOMBSTONES = 10_000
+_NO_OBJECTS: Mapping[ObjectKey, BackendObject] = MappingProxyType({})
+_NO_QUEUES: Mapping[str, QueueInfo] = MappingProxyType({})
+
+
+def _queue_shape(obj: object) -> tuple[object, ...] | None:
+    """What of a queue object moves a job's queue path or QueueHeld reason (not its usage)."""
+    if isinstance(obj, ClusterQueue):
+        active = next((c.status for c in obj.conditions if c.type == "Active"), None)
+        return (obj.cohort, obj.stop_policy, active)
+    if isinstance(obj, LocalQueue):
+        return (obj.cluster_queue, obj.stop_policy)
+    if isinstance(obj, Cohort):
+        return (obj.parent,)
+    if isinstance(obj, VolcanoQueue):
+        return (obj.parent, obj.hierarchy, obj.state, obj.capability)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +95,10 @@ class Snapshot:
     priority_classes: Mapping[str, PriorityClass]
     pods_by_node: Mapping[str, frozenset[PodKey]]
     skipped: Mapping[str, int] = field(default_factory=dict)
+    #: scheduler backend objects (Kueue Workloads and queues, PodGroups, Volcano Queues, ...)
+    objects: Mapping[ObjectKey, BackendObject] = field(default_factory=dict)
+    #: every backend's queues in one tree, by dotted path (see hpctop.model.backends.queues)
+    queues: Mapping[str, QueueInfo] = field(default_factory=dict)
 
     def pods_on(self, node: str) -> list[Pod]:
         return [self.pods[k] for k in self.pods_by_node.get(node, _EMPTY) if k in self.pods]
@@ -68,6 +126,20 @@ class Store:
         self.resource_versions: dict[str, str] = {}
         self.version = 0
         self.events_applied = 0
+        # scheduler backends: empty (and never consulted) on a cluster without them
+        self.objects: dict[ObjectKey, BackendObject] = {}
+        self.yunikorn_queues: dict[str, QueueInfo] = {}
+        self._kueue_of_job: dict[JobKey, ObjectKey] = {}
+        self._job_of_kueue: dict[ObjectKey, JobKey] = {}
+        self._kueue_by_uid: dict[str, ObjectKey] = {}
+        self._job_by_uid: dict[str, JobKey] = {}
+        self._group_of_job: dict[JobKey, ObjectKey] = {}
+        self._job_of_group: dict[ObjectKey, JobKey] = {}
+        self._evidence_jobs: set[JobKey] = set()
+        self._queue_index: QueueIndex | None = None
+        self._objects_view: Mapping[ObjectKey, BackendObject] = _NO_OBJECTS
+        self._objects_stale = False
+        self._backends_active = False
 
     # -- applying -------------------------------------------------------------------------------
 
@@ -102,6 +174,8 @@ class Store:
                 self.priority_classes.pop(obj.name, None)
             else:
                 self.priority_classes[obj.name] = obj
+        elif isinstance(obj, BACKEND_TYPES):
+            self._apply_backend(obj, deleted)
         else:
             self.skipped[f"{event.kind}: unsupported object"] += 1
             return
@@ -150,10 +224,164 @@ class Store:
             self.workloads.pop(key, None)
             if key not in self.pods_by_job:
                 self._tombstone(key)
+            if workload.uid and self._job_by_uid.get(workload.uid) == key:
+                del self._job_by_uid[workload.uid]
         else:
             self.workloads[key] = workload
             self._tombstones.pop(key, None)
+            if workload.uid:
+                self._job_by_uid[workload.uid] = key
+                waiting = self._kueue_by_uid.get(workload.uid) if self._backends_active else None
+                if waiting is not None and waiting not in self._job_of_kueue:
+                    self._link_kueue(waiting, key)
         self._dirty.add(key)
+
+    # -- scheduler backends ---------------------------------------------------------------------
+
+    def _apply_backend(self, obj: BackendObject, deleted: bool) -> None:
+        key = obj.key
+        old = self.objects.get(key)
+        if deleted:
+            self.objects.pop(key, None)
+        else:
+            self.objects[key] = obj
+        self._backends_active = True
+        self._objects_stale = True
+        if isinstance(obj, KueueWorkload):
+            self._apply_kueue(obj, deleted)
+        elif isinstance(obj, PodGroup):
+            self._apply_pod_group(obj, deleted)
+        else:
+            self._queue_index = None
+            if _queue_shape(old) != _queue_shape(None if deleted else obj):
+                self._dirty |= self._evidence_jobs
+
+    def _link_kueue(self, okey: ObjectKey, job: JobKey) -> None:
+        stale = self._kueue_of_job.get(job)
+        if stale is not None and stale != okey:
+            self._job_of_kueue.pop(stale, None)
+        self._kueue_of_job[job] = okey
+        self._job_of_kueue[okey] = job
+        self._dirty.add(job)
+
+    def _apply_kueue(self, wl: KueueWorkload, deleted: bool) -> None:
+        okey = wl.key
+        previous = self._job_of_kueue.pop(okey, None)
+        if previous is not None:
+            if self._kueue_of_job.get(previous) == okey:
+                del self._kueue_of_job[previous]
+            self._dirty.add(previous)
+        if wl.job_uid:
+            if deleted:
+                self._kueue_by_uid.pop(wl.job_uid, None)
+            else:
+                self._kueue_by_uid[wl.job_uid] = okey
+        if deleted:
+            return
+        job: JobKey | None = None
+        if wl.owner is not None:
+            job = job_key_for_owner(wl.namespace, wl.owner)
+        elif wl.job_uid:
+            job = self._job_by_uid.get(wl.job_uid)
+        if job is not None:
+            self._link_kueue(okey, job)
+
+    def _apply_pod_group(self, pg: PodGroup, deleted: bool) -> None:
+        okey = pg.key
+        job = self._job_of_group.get(okey)
+        if job is None:
+            if pg.owner is not None:
+                job = job_key_for_owner(pg.namespace, pg.owner)
+            elif pg.group == VOLCANO_GROUP:
+                job = (pg.namespace, VOLCANO_PODGROUP_KIND, pg.name)
+            else:
+                job = (pg.namespace, "PodGroup", pg.name)
+        if deleted:
+            self._job_of_group.pop(okey, None)
+            if self._group_of_job.get(job) == okey:
+                del self._group_of_job[job]
+        else:
+            self._job_of_group[okey] = job
+            self._group_of_job[job] = okey
+        self._dirty.add(job)
+
+    def _queues(self) -> QueueIndex:
+        if self._queue_index is None:
+            self._queue_index = build_queues(self.objects.values(), self.yunikorn_queues.values())
+        return self._queue_index
+
+    def apply_yunikorn_queues(self, raw: bytes, partition: str = "default") -> bool:
+        """Replace YuniKorn's queues with a ``/ws/v1/partition/{p}/queues`` document (§4.4).
+
+        A malformed document is counted in ``skipped`` and the previous tree is kept.
+        """
+        try:
+            infos = decode_queue_tree(raw)
+        except DecodeError as exc:
+            self.skipped[f"YuniKorn queues ({partition}): {exc.detail}"[:200]] += 1
+            return False
+        before = {p: (q.state, q.parent) for p, q in self.yunikorn_queues.items()}
+        self.yunikorn_queues = {q.path: q for q in infos}
+        self._backends_active = True
+        self._queue_index = None
+        if before != {p: (q.state, q.parent) for p, q in self.yunikorn_queues.items()}:
+            self._dirty |= self._evidence_jobs
+        self.version += 1
+        return True
+
+    def _pod_group_of(self, key: JobKey, pods: list[Pod]) -> PodGroup | None:
+        okey = self._group_of_job.get(key)
+        if okey is None and pods:
+            sample = pods[0]
+            name = sample.labels.get("scheduling.x-k8s.io/pod-group")
+            if name:
+                okey = (COSCHEDULING_GROUP, "PodGroup", sample.namespace, name)
+            else:
+                for annotation in VOLCANO_GROUP_KEYS:
+                    name = sample.annotations.get(annotation)
+                    if name:
+                        okey = (VOLCANO_GROUP, "PodGroup", sample.namespace, name)
+                        break
+            if okey is not None and okey in self.objects:
+                self._job_of_group[okey] = key
+                self._group_of_job[key] = okey
+        found = self.objects.get(okey) if okey is not None else None
+        return found if isinstance(found, PodGroup) else None
+
+    def _evidence(self, key: JobKey, pods: list[Pod], workload: Workload | None) -> JobEvidence | None:
+        """What the backends say about job ``key`` (``None`` when they say nothing)."""
+        okey = self._kueue_of_job.get(key)
+        found = self.objects.get(okey) if okey is not None else None
+        kueue = found if isinstance(found, KueueWorkload) else None
+        pod_group = self._pod_group_of(key, pods)
+        volcano_queue = pod_group.queue if pod_group is not None else None
+        if volcano_queue is None and workload is not None:
+            volcano_queue = workload.queue
+        if kueue is None and pod_group is None and volcano_queue is None:
+            self._evidence_jobs.discard(key)
+            return None
+        index = self._queues()
+        path: str | None = None
+        local: QueueInfo | None = None
+        if kueue is not None:
+            lq = (kueue.namespace, kueue.queue_name)
+            cq = kueue.cluster_queue or index.local_cq.get(lq)
+            path = index.kueue_cq.get(cq) if cq else None
+            local_path = index.kueue_lq.get(lq)
+            local = index.queues.get(local_path) if local_path else None
+        elif volcano_queue is not None:
+            path = index.volcano.get(volcano_queue)
+            if path is None and pod_group is None:
+                self._evidence_jobs.discard(key)
+                return None  # a queue name no backend here defines: the owner's label stands
+        self._evidence_jobs.add(key)
+        return JobEvidence(
+            kueue=kueue,
+            pod_group=pod_group,
+            queue=path,
+            queue_info=index.queues.get(path) if path else None,
+            local_queue=local,
+        )
 
     def _tombstone(self, key: JobKey) -> None:
         job = self._jobs.get(key)
@@ -176,6 +404,11 @@ class Store:
             self.nodes = {}
         elif kind == "PriorityClass":
             self.priority_classes = {}
+        elif kind in STORE_KINDS:
+            group, bare = STORE_KINDS[kind]
+            keep_o = {o.key for o in fresh if isinstance(o, BACKEND_TYPES)}
+            for okey in [k for k in self.objects if k[0] == group and k[1] == bare and k not in keep_o]:
+                self._apply_backend(self.objects[okey], deleted=True)
         else:
             keep_w = {o.key for o in fresh if isinstance(o, Workload)}
             for job_key in [k for k, w in self.workloads.items() if w.kind == kind and k not in keep_w]:
@@ -190,9 +423,12 @@ class Store:
 
     def _refresh(self) -> None:
         dirty, self._dirty = self._dirty, set()
+        backends = self._backends_active
         for key in dirty:
             pods = [self.pods[k] for k in self.pods_by_job.get(key, ()) if k in self.pods]
-            job = derive_job(key, pods, self.workloads.get(key))
+            workload = self.workloads.get(key)
+            evidence = self._evidence(key, pods, workload) if backends else None
+            job = derive_job(key, pods, workload, evidence)
             if job is None:
                 self._jobs.pop(key, None)
             else:
@@ -217,4 +453,13 @@ class Store:
             priority_classes=MappingProxyType(dict(self.priority_classes)),
             pods_by_node=MappingProxyType(dict(self.pods_by_node)),
             skipped=MappingProxyType(dict(self.skipped)),
+            objects=self._objects_snapshot(),
+            queues=MappingProxyType(self._queues().queues) if self._backends_active else _NO_QUEUES,
         )
+
+    def _objects_snapshot(self) -> Mapping[ObjectKey, BackendObject]:
+        """A frozen copy of ``objects``, copied again only after a backend object changed."""
+        if self._objects_stale:
+            self._objects_view = MappingProxyType(dict(self.objects)) if self.objects else _NO_OBJECTS
+            self._objects_stale = False
+        return self._objects_view

@@ -41,3 +41,47 @@ PRIORITY_CLASSES = ResourceSpec(
 
 #: What a live session watches by default, in the order their status is shown.
 DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (PODS, NODES, JOBS, PRIORITY_CLASSES, DEPLOYMENTS)
+
+# -- workload controllers and scheduler backends (watched only when discovery finds them) --------
+#
+# Scheduler CRDs are named ``Kind.group`` in the model (Volcano and coscheduling both define
+# PodGroup; Volcano's Job shares its kind with batch/v1): see hpctop.model.backends.wire.
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # preferred first (SCHEDULERS.md §5.1)
+
+
+def kueue_resources(version: str = "v1beta2", cohort_version: str | None = None) -> tuple[ResourceSpec, ...]:
+    """Kueue's objects at one served version (Cohort may be served at another: v1alpha1 before)."""
+    g = KUEUE_GROUP
+    return (
+        ResourceSpec("Workload.kueue.x-k8s.io", g, version, "workloads", namespaced=True),
+        ResourceSpec("ClusterQueue.kueue.x-k8s.io", g, version, "clusterqueues", namespaced=False),
+        ResourceSpec("LocalQueue.kueue.x-k8s.io", g, version, "localqueues", namespaced=True),
+        ResourceSpec("Cohort.kueue.x-k8s.io", g, cohort_version or version, "cohorts", namespaced=False),
+        ResourceSpec("ResourceFlavor.kueue.x-k8s.io", g, version, "resourceflavors", namespaced=False),
+    )
+
+
+VOLCANO_QUEUES = ResourceSpec(
+    "Queue.scheduling.volcano.sh", "scheduling.volcano.sh", "v1beta1", "queues", namespaced=False
+)
+VOLCANO_PODGROUPS = ResourceSpec(
+    "PodGroup.scheduling.volcano.sh", "scheduling.volcano.sh", "v1beta1", "podgroups", namespaced=True
+)
+VOLCANO_JOBS = ResourceSpec("Job.batch.volcano.sh", "batch.volcano.sh", "v1alpha1", "jobs", namespaced=True)
+COSCHEDULING_PODGROUPS = ResourceSpec(
+    "PodGroup.scheduling.x-k8s.io", "scheduling.x-k8s.io", "v1alpha1", "podgroups", namespaced=True
+)
+JOBSETS = ResourceSpec("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", namespaced=True)
+LEADERWORKERSETS = ResourceSpec(
+    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespaced=True
+)
+PYTORCHJOBS = ResourceSpec("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", namespaced=True)
+TFJOBS = ResourceSpec("TFJob", "kubeflow.org", "v1", "tfjobs", namespaced=True)
+MPIJOBS = ResourceSpec("MPIJob", "kubeflow.org", "v1", "mpijobs", namespaced=True)
+MPIJOBS_V2 = ResourceSpec("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", namespaced=True)
+XGBOOSTJOBS = ResourceSpec("XGBoostJob", "kubeflow.org", "v1", "xgboostjobs", namespaced=True)
+PADDLEJOBS = ResourceSpec("PaddleJob", "kubeflow.org", "v1", "paddlejobs", namespaced=True)
+JAXJOBS = ResourceSpec("JAXJob", "kubeflow.org", "v1", "jaxjobs", namespaced=True)
+TRAINJOBS = ResourceSpec("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", namespaced=True)

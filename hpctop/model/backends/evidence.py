@@ -1,0 +1,351 @@
+"""From scheduler evidence to a job's state and its pending reasons (SCHEDULERS.md §1.4, §1.5, §10).
+
+Why: pods alone tell a misleading story on a cluster with a queueing layer. A Kueue job waiting
+for quota is *suspended* (it looks held), a Volcano gang in ``Inqueue`` has pods that are merely
+Pending, and the real "why" sits in a Workload condition or a PodGroup condition, not on a pod.
+This module reads that evidence, object by object, and answers two questions for
+:func:`hpctop.model.jobs.derive_job`: which normalised state the job is in, and every
+``Reason(code, source, message)`` that explains a wait, so the detail pane can show them all and
+the REASON column the first by §1.5 precedence. It also parses the default scheduler's
+``Unschedulable`` message into ``(count, code, detail)`` fragments (§2.1).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hpctop.model.objects import (
+    VOLCANO_GROUP,
+    KueueWorkload,
+    PodGroup,
+    QueueInfo,
+    Reason,
+    ReasonFragment,
+)
+from hpctop.model.resources import ZERO
+from hpctop.model.states import JobState, ReasonCode
+
+_PRECEDENCE = {code: i for i, code in enumerate(ReasonCode)}
+CLOSED_STATES = frozenset({"Closed", "Draining", "Held"})
+
+
+@dataclass(frozen=True, slots=True)
+class JobEvidence:
+    """What the scheduler backends say about one job (the store joins these)."""
+
+    kueue: KueueWorkload | None = None
+    pod_group: PodGroup | None = None
+    queue: str | None = None  # neutral queue path (Kueue ClusterQueue path, Volcano queue path)
+    queue_info: QueueInfo | None = None
+    local_queue: QueueInfo | None = None
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        out = []
+        if self.kueue is not None:
+            out.append("kueue")
+        if self.pod_group is not None:
+            out.append(self.pod_group.backend)
+        elif self.queue_info is not None and self.queue_info.backend not in out:
+            out.append(self.queue_info.backend)
+        return tuple(out)
+
+
+def by_precedence(reasons: list[Reason]) -> tuple[Reason, ...]:
+    """Reasons ordered by §1.5 precedence (stable among equals)."""
+    return tuple(sorted(reasons, key=lambda r: _PRECEDENCE[r.code]))
+
+
+# -- pod Unschedulable messages --------------------------------------------------------------------
+
+_HEAD = re.compile(r"^\s*\d+/\d+ nodes are available:\s*")
+_CLAUSE = re.compile(r"^(\d+)\s+(.*?)\.?\s*$")
+_SPLIT = re.compile(r",\s+(?=\d+\s)")
+_NODE_DOWN_TAINTS = (
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unsch",
+)
+
+
+def _fragment_code(detail: str) -> ReasonCode:
+    text = detail.lower()
+    if text.startswith("insufficient") or "too many pods" in text:
+        return ReasonCode.RESOURCES
+    if "untolerated taint" in text:
+        return (
+            ReasonCode.NODE_UNAVAILABLE
+            if any(t in detail for t in _NODE_DOWN_TAINTS)
+            else (ReasonCode.CONSTRAINTS)
+        )
+    if "were unschedulable" in text or "not ready" in text:
+        return ReasonCode.NODE_UNAVAILABLE
+    if "topology spread" in text:
+        return ReasonCode.TOPOLOGY
+    if "affinity" in text or "selector" in text or "volume" in text:
+        return ReasonCode.CONSTRAINTS
+    return ReasonCode.RESOURCES
+
+
+def parse_unschedulable(message: str) -> tuple[ReasonFragment, ...]:
+    """``0/5 nodes are available: 3 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint ...``.
+
+    The ``preemption:`` tail (what preemption could not fix) is dropped: it repeats the counts.
+    Coscheduling's PreFilter messages (no node counts) become one fragment with count 0.
+    """
+    text = message.strip()
+    lowered = text.lower()
+    if "cannot find enough sibling pods" in lowered:
+        return (ReasonFragment(0, ReasonCode.GANG_INCOMPLETE, text),)
+    if "failed recently" in lowered:
+        return (ReasonFragment(0, ReasonCode.GANG_TIMEOUT, text),)
+    if "resource gap" in lowered:
+        return (ReasonFragment(0, ReasonCode.RESOURCES, text),)
+    head = _HEAD.match(text)
+    if head is None:
+        return ()
+    body = text[head.end() :].split(" preemption:", 1)[0].strip()
+    out = []
+    for clause in _SPLIT.split(body):
+        m = _CLAUSE.match(clause)
+        if m is not None:
+            detail = m.group(2)
+            out.append(ReasonFragment(int(m.group(1)), _fragment_code(detail), detail))
+    return tuple(out)
+
+
+def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
+    """The job-level code of a pod's Unschedulable message, and its fragments.
+
+    Gang clauses win; else any ``Insufficient`` clause makes it ``Resources`` (more capacity is
+    the fix); else the clause that rules out the most nodes.
+    """
+    fragments = parse_unschedulable(message)
+    codes = {f.code for f in fragments}
+    for code in (ReasonCode.GANG_INCOMPLETE, ReasonCode.GANG_TIMEOUT, ReasonCode.RESOURCES):
+        if code in codes:
+            return code, fragments
+    if fragments:
+        return max(fragments, key=lambda f: f.count).code, fragments
+    return ReasonCode.RESOURCES, fragments
+
+
+# -- state ---------------------------------------------------------------------------------------
+
+_KUEUE_EVICTED_STATES = {
+    "Preempted": JobState.PREEMPTED,
+    "MaximumExecutionTimeExceeded": JobState.TIMEOUT,
+}
+
+
+def backend_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState:
+    """The job's state once the backend's evidence is weighed against what the pods say.
+
+    ``bound``: some live member is on a node (pods beat a stale queue condition for running work).
+    """
+    wl = ev.kueue
+    if wl is not None:
+        finished = wl.condition("Finished")
+        if finished is not None and finished.status == "True":
+            return JobState.FAILED if finished.reason == "Failed" else JobState.COMPLETED
+        if state.is_finished:
+            return state
+        if not wl.active:
+            return JobState.HELD
+        reserved = wl.condition("QuotaReserved")
+        if reserved is None or reserved.status != "True":
+            if bound:
+                return state  # pods still winding down after an eviction
+            evicted = wl.condition("Evicted")
+            if evicted is not None and evicted.status == "True" and evicted.reason in _KUEUE_EVICTED_STATES:
+                return _KUEUE_EVICTED_STATES[evicted.reason]
+            if _backing_off(wl):
+                return JobState.REQUEUED
+            return JobState.PENDING  # a Kueue job waits suspended: that is pending, not held
+        if state == JobState.HELD:
+            return JobState.PENDING  # quota reserved, job not yet unsuspended (admission checks)
+        return state
+    pg = ev.pod_group
+    if pg is not None and not state.is_finished and not bound and state != JobState.HELD:
+        if pg.group == VOLCANO_GROUP and pg.phase in ("Pending", "Inqueue"):
+            return JobState.PENDING
+        if pg.group != VOLCANO_GROUP and pg.phase in ("Pending", "PreScheduling", "Scheduling"):
+            return JobState.PENDING
+        if pg.phase == "Failed":
+            return JobState.FAILED
+    return state
+
+
+def _backing_off(wl: KueueWorkload) -> bool:
+    if wl.requeue_at is None:
+        return False
+    requeued = wl.condition("Requeued")
+    return requeued is None or requeued.status != "True"
+
+
+# -- reasons -------------------------------------------------------------------------------------
+
+_KUEUE_QUOTA_REASONS = {
+    "Inadmissible": ReasonCode.INADMISSIBLE,
+    "Misconfigured": ReasonCode.INADMISSIBLE,
+    "NoMatchingFlavor": ReasonCode.NO_MATCHING_FLAVOR,
+    "WaitingForQuota": ReasonCode.QUOTA_EXCEEDED,
+    "ExceedsMaxQuota": ReasonCode.QUOTA_EXCEEDED,
+    "TopologyPlacementFailed": ReasonCode.TOPOLOGY,
+    "WaitingForPreemptedWorkloads": ReasonCode.PREEMPTING,
+    "Suspended": ReasonCode.HELD,
+}
+_KUEUE_EVICTED_REASONS = {
+    "PodsReadyTimeout": ReasonCode.GANG_TIMEOUT,
+    "NodeFailures": ReasonCode.NODE_UNAVAILABLE,
+    "ClusterQueueStopped": ReasonCode.QUEUE_HELD,
+    "LocalQueueStopped": ReasonCode.QUEUE_HELD,
+    "Deactivated": ReasonCode.HELD,
+}
+
+
+def _kueue_pending_code(reason: str, message: str) -> ReasonCode:
+    """``QuotaReserved=False`` → code; reason ``Pending`` is read from its message (older Kueue)."""
+    if reason in _KUEUE_QUOTA_REASONS:
+        return _KUEUE_QUOTA_REASONS[reason]
+    text = message.lower()
+    if "insufficient" in text or "quota" in text or "exceed" in text:
+        return ReasonCode.QUOTA_EXCEEDED
+    if "doesn't match" in text or "does not match" in text or "untolerated" in text or "no flavor" in text:
+        return ReasonCode.NO_MATCHING_FLAVOR
+    if "doesn't exist" in text or "inactive" in text or "not found" in text:
+        return ReasonCode.INADMISSIBLE
+    return ReasonCode.QUOTA_EXCEEDED
+
+
+def _queue_reason(info: QueueInfo | None, source: str) -> Reason | None:
+    if info is None or info.state not in CLOSED_STATES:
+        return None
+    where = re.split(r"[ =]", info.state_reason, maxsplit=1)[0] or source
+    detail = f" ({info.state_reason})" if info.state_reason else ""
+    return Reason(ReasonCode.QUEUE_HELD, where, f"queue {info.path} is {info.state}{detail}")
+
+
+def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[Reason]:
+    out: list[Reason] = []
+    if not wl.active:
+        out.append(Reason(ReasonCode.HELD, "kueue:Workload.spec.active", "spec.active=false"))
+    for info in (ev.local_queue, ev.queue_info):
+        found = _queue_reason(info, "kueue:ClusterQueue.stopPolicy")
+        if found is not None:
+            out.append(found)
+    reserved = wl.condition("QuotaReserved")
+    if reserved is None and not wl.conditions and wl.active:
+        out.append(
+            Reason(ReasonCode.PRIORITY, "kueue:Workload", "not yet evaluated: behind others in the queue")
+        )
+    elif reserved is not None and reserved.status == "False":
+        code = _kueue_pending_code(reserved.reason, reserved.message)
+        out.append(Reason(code, "kueue:Workload.QuotaReserved", reserved.message or reserved.reason))
+    evicted = wl.condition("Evicted")
+    if evicted is not None and evicted.status == "True" and evicted.reason in _KUEUE_EVICTED_REASONS:
+        code = _KUEUE_EVICTED_REASONS[evicted.reason]
+        if code != ReasonCode.HELD or wl.active:
+            out.append(Reason(code, "kueue:Workload.Evicted", evicted.message or evicted.reason))
+    if _backing_off(wl) and wl.requeue_at is not None:
+        at = datetime.fromtimestamp(wl.requeue_at, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        out.append(
+            Reason(ReasonCode.BACKOFF, "kueue:Workload.requeueState", f"requeue #{wl.requeue_count} at {at}")
+        )
+    admitted = wl.condition("Admitted")
+    if (
+        admitted is not None
+        and admitted.status == "False"
+        and admitted.reason == "UnsatisfiedAdmissionChecks"
+        and reserved is not None
+        and reserved.status == "True"
+    ):
+        out.append(
+            Reason(ReasonCode.ADMISSION_CHECK, "kueue:Workload.Admitted", admitted.message or admitted.reason)
+        )
+    ready = wl.condition("PodsReady")
+    if state == JobState.STARTING and ready is not None and ready.status == "False":
+        out.append(Reason(ReasonCode.STARTING, "kueue:Workload.PodsReady", ready.message or ready.reason))
+    return out
+
+
+_VOLCANO_UNSCHEDULABLE = {
+    "NotEnoughResources": ReasonCode.RESOURCES,
+    "NotEnoughTasks": ReasonCode.GANG_INCOMPLETE,
+    "NotEnoughPodsOfTask": ReasonCode.GANG_INCOMPLETE,
+}
+
+
+def _pod_group_reasons(pg: PodGroup, ev: JobEvidence, live_members: int) -> list[Reason]:
+    out: list[Reason] = []
+    prefix = "vc" if pg.group == VOLCANO_GROUP else "coscheduling"
+    found = _queue_reason(ev.queue_info, f"{prefix}:Queue.state")
+    if found is not None:
+        out.append(found)
+    unschedulable = pg.condition("Unschedulable")
+    if unschedulable is not None:
+        code = _VOLCANO_UNSCHEDULABLE.get(unschedulable.reason, ReasonCode.RESOURCES)
+        out.append(
+            Reason(code, f"{prefix}:PodGroup.Unschedulable", unschedulable.message or unschedulable.reason)
+        )
+    if live_members < pg.min_member:
+        out.append(
+            Reason(
+                ReasonCode.GANG_INCOMPLETE,
+                f"{prefix}:PodGroup.minMember",
+                f"{live_members} of minMember {pg.min_member} pods exist",
+            )
+        )
+    if pg.group == VOLCANO_GROUP and unschedulable is None:
+        info = ev.queue_info
+        if pg.phase == "Pending":
+            if info is not None and info.max is not None and _used_up(info):
+                out.append(
+                    Reason(
+                        ReasonCode.QUOTA_EXCEEDED,
+                        "vc:Queue.capability",
+                        f"queue {info.path} capability used up",
+                    )
+                )
+            else:
+                out.append(Reason(ReasonCode.PRIORITY, "vc:PodGroup.phase", "Pending: not yet enqueued"))
+        elif pg.phase == "Inqueue":
+            out.append(
+                Reason(
+                    ReasonCode.WAITING_FOR_SCHEDULING,
+                    "vc:PodGroup.phase",
+                    "Inqueue: the queue has room, waiting for allocation",
+                )
+            )
+    return out
+
+
+def _used_up(info: QueueInfo) -> bool:
+    cap = info.max
+    if cap is None:
+        return False
+    used = info.allocated
+    if (cap.gpu and used.gpu >= cap.gpu) or (cap.cpu and used.cpu >= cap.cpu):
+        return True
+    if cap.memory and used.memory >= cap.memory:
+        return True
+    have = dict(used.extended)
+    return any(v and have.get(k, 0) >= v for k, v in cap.extended) and cap != ZERO
+
+
+def backend_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason]:
+    """Every reason the backend objects give for a waiting (or starting) job, unordered."""
+    out: list[Reason] = []
+    if ev.kueue is not None:
+        out.extend(_kueue_reasons(ev.kueue, ev, state))
+    if ev.pod_group is not None and state != JobState.STARTING:
+        out.extend(_pod_group_reasons(ev.pod_group, ev, live_members))
+    elif ev.kueue is None:
+        found = _queue_reason(
+            ev.queue_info, f"{(ev.queue_info.backend if ev.queue_info else '')}:Queue.state"
+        )
+        if found is not None:
+            out.append(found)
+    return out

@@ -1,0 +1,227 @@
+"""Which scheduler backends and workload controllers a cluster has, from API discovery (§1.1).
+
+Why: hpctop must never assume a CRD exists (a watch on a missing resource is a 404 loop) nor
+guess its version (Kueue serves v1beta1 and/or v1beta2 with different field names). The API
+server's ``GET /apis`` answers both in one request. :func:`discover` reads that answer, in either
+shape the server sends (the classic ``APIGroupList``, or the aggregated ``APIGroupDiscoveryList``
+that also lists each version's resources), and returns the :class:`ResourceSpec`s to list and
+watch on top of the core ones, with the version chosen (Kueue: v1beta2 over v1beta1; mpi-operator's
+MPIJob v2beta1 over training-operator's v1). ``GET /apis`` names groups and versions, not
+resources: pass ``resource_lists`` (``GET /apis/{group}/{version}`` bodies, keyed by groupVersion)
+to drop resources a served version lacks (Kueue's Cohort is v1alpha1 in older releases); the
+aggregated shape carries them already.
+
+YuniKorn has no CRDs: it is found by its Service (``yunikorn-service``) or ``schedulerName``,
+not here. Call :func:`discover` again when ``/apis`` changes (a backend installed live).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+import orjson
+
+from hpctop.model.decode import DecodeError
+from hpctop.sources.kube.resources import (
+    COSCHEDULING_PODGROUPS,
+    DEFAULT_RESOURCES,
+    JAXJOBS,
+    JOBSETS,
+    KUEUE_GROUP,
+    KUEUE_VERSIONS,
+    LEADERWORKERSETS,
+    MPIJOBS,
+    MPIJOBS_V2,
+    PADDLEJOBS,
+    PYTORCHJOBS,
+    TFJOBS,
+    TRAINJOBS,
+    VOLCANO_JOBS,
+    VOLCANO_PODGROUPS,
+    VOLCANO_QUEUES,
+    XGBOOSTJOBS,
+    ResourceSpec,
+    kueue_resources,
+)
+
+#: API group → the backend name it reveals (groups hpctop detects but does not watch included)
+BACKEND_GROUPS: Mapping[str, str] = {
+    KUEUE_GROUP: "kueue",
+    "visibility.kueue.x-k8s.io": "kueue-visibility",
+    "scheduling.volcano.sh": "volcano",
+    "batch.volcano.sh": "volcano",
+    "bus.volcano.sh": "volcano",
+    "scheduling.x-k8s.io": "coscheduling",
+    "jobset.x-k8s.io": "jobset",
+    "kubeflow.org": "kubeflow",
+    "trainer.kubeflow.org": "kubeflow-trainer",
+    "leaderworkerset.x-k8s.io": "leaderworkerset",
+    "sunk.coreweave.com": "sunk",
+    "slinky.slurm.net": "slinky",
+}
+
+#: one-version resources: (spec, alternatives in order of preference)
+_FIXED: tuple[tuple[ResourceSpec, ...], ...] = (
+    (VOLCANO_QUEUES,),
+    (VOLCANO_PODGROUPS,),
+    (VOLCANO_JOBS,),
+    (COSCHEDULING_PODGROUPS,),
+    (JOBSETS,),
+    (LEADERWORKERSETS,),
+    (PYTORCHJOBS,),
+    (TFJOBS,),
+    (MPIJOBS_V2, MPIJOBS),
+    (XGBOOSTJOBS,),
+    (PADDLEJOBS,),
+    (JAXJOBS,),
+    (TRAINJOBS,),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What ``/apis`` says: the extra resources to watch, the backends present, versions chosen."""
+
+    resources: tuple[ResourceSpec, ...]
+    backends: frozenset[str]
+    #: group → served versions (as listed by the server)
+    served: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: group → the version hpctop reads (Kueue, Volcano, ...); absent when the group is absent
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    def watch_list(self, core: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> tuple[ResourceSpec, ...]:
+        """The core resources followed by the discovered ones (no duplicates)."""
+        seen = {(s.group, s.plural) for s in core}
+        return core + tuple(s for s in self.resources if (s.group, s.plural) not in seen)
+
+
+def _load(raw: bytes, what: str) -> dict[str, object]:
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(f"{what}: not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise DecodeError(f"{what}: not an object")
+    return doc
+
+
+def parse_groups(raw: bytes) -> tuple[dict[str, tuple[str, ...]], dict[str, frozenset[str]]]:
+    """``/apis`` → ({group: served versions}, {groupVersion: resource plurals} when aggregated)."""
+    doc = _load(raw, "/apis")
+    served: dict[str, tuple[str, ...]] = {}
+    plurals: dict[str, frozenset[str]] = {}
+    aggregated = doc.get("kind") == "APIGroupDiscoveryList" or ("items" in doc and "groups" not in doc)
+    entries = doc.get("items" if aggregated else "groups")
+    if not isinstance(entries, list):
+        raise DecodeError("/apis: neither an APIGroupList nor an APIGroupDiscoveryList")
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        meta = entry.get("metadata")
+        name = (meta.get("name") if isinstance(meta, dict) else None) if aggregated else entry.get("name")
+        versions = entry.get("versions")
+        if not isinstance(name, str) or not isinstance(versions, list):
+            continue
+        found: list[str] = []
+        for v in versions:
+            if not isinstance(v, dict) or not isinstance(v.get("version"), str):
+                continue
+            found.append(v["version"])
+            resources = v.get("resources")
+            if aggregated and isinstance(resources, list):
+                plurals[f"{name}/{v['version']}"] = frozenset(
+                    r["resource"]
+                    for r in resources
+                    if isinstance(r, dict) and isinstance(r.get("resource"), str)
+                )
+        served[name] = tuple(found)
+    return served, plurals
+
+
+def _resource_list(raw: bytes, group_version: str) -> frozenset[str]:
+    doc = _load(raw, group_version)
+    items = doc.get("resources")
+    if not isinstance(items, list):
+        raise DecodeError(f"{group_version}: not an APIResourceList")
+    return frozenset(
+        r["name"]
+        for r in items
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and "/" not in r["name"]
+    )
+
+
+def _cohort(
+    spec: ResourceSpec,
+    served: tuple[str, ...],
+    plurals: Mapping[str, frozenset[str]],
+    available: Callable[[ResourceSpec], bool],
+) -> ResourceSpec | None:
+    """Kueue's Cohort: at the group's version if listed there, else the newest version listing it.
+
+    Without resource lists, a v1beta1 Kueue that also serves v1alpha1 is one whose Cohort is still
+    v1alpha1 (it became v1beta1 in later releases, which also serve v1beta2).
+    """
+    if plurals.get(spec.api_version) is not None:
+        if available(spec):
+            return spec
+        for version in ("v1beta2", "v1beta1", "v1alpha1"):
+            alt = replace(spec, version=version)
+            if alt.version in served and plurals.get(alt.api_version) is not None and available(alt):
+                return alt
+        return None
+    if spec.version == "v1beta1" and "v1alpha1" in served:
+        return replace(spec, version="v1alpha1")
+    return spec
+
+
+def discover(apis: bytes, resource_lists: Mapping[str, bytes] | None = None) -> Discovery:
+    """Resources to watch beyond the core, from ``GET /apis`` (and optional per-version lists).
+
+    Raises :class:`DecodeError` when ``apis`` is not a discovery document.
+    """
+    served, plurals = parse_groups(apis)
+    for group_version, raw in (resource_lists or {}).items():
+        plurals[group_version] = _resource_list(raw, group_version)
+
+    def available(spec: ResourceSpec) -> bool:
+        if spec.version not in served.get(spec.group, ()):
+            return False
+        listed = plurals.get(spec.api_version)
+        return listed is None or spec.plural in listed
+
+    chosen: list[ResourceSpec] = []
+    versions: dict[str, str] = {}
+    kueue_served = served.get(KUEUE_GROUP, ())
+    kueue_version = next((v for v in KUEUE_VERSIONS if v in kueue_served), None)
+    if kueue_version is not None:
+        versions[KUEUE_GROUP] = kueue_version
+        for spec in kueue_resources(kueue_version):
+            picked = (
+                _cohort(spec, kueue_served, plurals, available) if spec.kind.startswith("Cohort.") else spec
+            )
+            if picked is not None and available(picked):
+                chosen.append(picked)
+    for alternatives in _FIXED:
+        for spec in alternatives:
+            if available(spec):
+                chosen.append(spec)
+                versions.setdefault(spec.group, spec.version)
+                break
+    backends = frozenset(BACKEND_GROUPS[g] for g in served if g in BACKEND_GROUPS)
+    scheduling = served.get("scheduling.k8s.io", ())
+    if "v1alpha1" in scheduling or "v1alpha2" in scheduling:
+        backends |= {"native-gang"}
+    for group in ("visibility.kueue.x-k8s.io",):
+        for v in ("v1beta2", "v1beta1", "v1alpha1"):
+            if v in served.get(group, ()):
+                versions[group] = v
+                break
+    return Discovery(tuple(chosen), backends, served, versions)
+
+
+def resources_to_watch(
+    apis: bytes, resource_lists: Mapping[str, bytes] | None = None
+) -> tuple[ResourceSpec, ...]:
+    """The whole watch list for a live session: the core resources plus what ``/apis`` offers."""
+    return discover(apis, resource_lists).watch_list()
