@@ -1,0 +1,115 @@
+"""Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
+
+``python -m bench.profile_misses [p1|p3|p6|p7|gc] [size]``: cProfile's top functions by own time
+(``tottime``) and by cumulative time for the region a benchmark times; ``gc`` times
+``decode_list`` and ``orjson.loads`` with the GC as is, disabled and after ``gc.freeze()`` on a heap
+that already holds a synced store (the situation of a relist or a burst), interleaved.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import io
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import orjson
+
+from bench.common import gc_mode
+from bench.payloads import pod_list
+
+
+def profile(fn: Callable[[], object], top: int = 18) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def p1(pods: int) -> str:
+    from hpctop.model.decode import decode_list
+
+    raw = pod_list(pods)
+    return profile(lambda: decode_list("Pod", raw))
+
+
+def p3(pods: int) -> str:
+    from bench.live_app import populate, updates
+    from bench.p3_watch import _replay
+    from hpctop.model.store import Store
+
+    store = Store()
+    populate(store, pods, 0)
+    events = updates(pods)
+    return profile(lambda: _replay(store, events, len(events) * 2))
+
+
+def p6(nodes: int) -> str:
+    from bench.p6_core import NOW, cluster, policy
+    from hpctop.scheduling.core import schedule
+    from hpctop.scheduling.memo import Memo
+
+    snap = cluster(nodes, nodes * 5)
+    return profile(lambda: schedule(snap, policy(), NOW, memo=Memo()))
+
+
+def p7(horizon: int) -> str:
+    from hpctop.runtime.session import demo_session
+
+    def replay() -> None:
+        session = demo_session(seed=1)
+        while session.elapsed < horizon:
+            session.step(60)
+
+    return profile(replay)
+
+
+def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
+    """decode_list / orjson.loads of ``pods`` pods with GC on, off, frozen; ``held`` pods already live."""
+    from bench.live_app import populate
+    from hpctop.model.decode import decode_list
+    from hpctop.model.store import Store
+
+    store = Store()
+    populate(store, held, held // 20)  # a synced heap the GC would traverse again and again
+    raw = pod_list(pods)
+    gc.collect()
+    times: dict[str, list[float]] = {}
+    for _ in range(repeats):
+        for mode in ("on", "off", "frozen"):
+            for side, fn in (
+                ("decode_list", lambda: decode_list("Pod", raw)),
+                ("orjson", lambda: orjson.loads(raw)),
+            ):
+                with gc_mode(mode):
+                    start = time.perf_counter()
+                    fn()
+                    times.setdefault(f"{side} gc {mode}", []).append(time.perf_counter() - start)
+                gc.collect()
+    lines = [f"{pods:,} pods decoded with {held:,} pods already held; median of {repeats}"]
+    for name, values in times.items():
+        med = statistics.median(values)
+        lines.append(f"  {name:<22} {med * 1e3:8.0f} ms  {pods / med:>9,.0f} pods/s")
+    del store
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    what = argv[0] if argv else "gc"
+    size = int(argv[1]) if len(argv) > 1 else 0
+    runs = {"p1": p1, "p3": p3, "p6": p6, "p7": p7, "gc": gc_effect}
+    defaults = {"p1": 5000, "p3": 5000, "p6": 2000, "p7": 600, "gc": 5000}
+    print(runs[what](size or defaults[what]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
