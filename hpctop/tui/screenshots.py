@@ -18,9 +18,11 @@ from typing import Any
 from hpctop.tui.app import HpctopApp, SessionLike, make_app
 
 SIZE = (160, 48)
+SETTLE_STEPS = 20
 SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("main", "hpctop-dark", ()),
-    ("job-detail", "hpctop-dark", ("down", "enter")),
+    ("job-detail", "hpctop-dark", ("f", "enter")),  # the first pending job: why it waits
+    ("pending", "hpctop-dark", ("f",)),
     ("help", "hpctop-dark", ("question_mark",)),
     ("light", "hpctop-light", ()),
     ("colorblind-gpu-partition", "hpctop-colorblind", ("z",)),
@@ -43,7 +45,7 @@ def _session() -> SessionLike:
 async def _shoot(name: str, theme: str, keys: Sequence[str], out: Path) -> Path:
     app: HpctopApp = make_app(_session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(8):
+        for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
             app.step_now(120)
         await pilot.pause()
         if keys:
@@ -62,7 +64,11 @@ def _png(svg: Path) -> Path | None:
         return None
     png = svg.with_suffix(".png")
     convert: Any = cairosvg.svg2png
-    convert(url=str(svg), write_to=str(png), output_width=1920)
+    # Textual's SVG names Fira Code, loaded from the web in a browser; offline, cairo would fall
+    # back to a proportional face and the columns would drift. Any installed monospace face with
+    # box-drawing glyphs keeps the grid.
+    text = svg.read_text(encoding="utf-8").replace("Fira Code", "DejaVu Sans Mono")
+    convert(bytestring=text.encode("utf-8"), write_to=str(png), output_width=1920)
     return png
 
 
