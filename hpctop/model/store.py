@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from hpctop.model.backends.evidence import JobEvidence
-from hpctop.model.backends.queues import QueueIndex, build_queues
+from hpctop.model.backends.queues import QueueIndex, build_queues, escape
 from hpctop.model.backends.wire import STORE_KINDS
 from hpctop.model.backends.yunikorn import decode_queue_tree
 from hpctop.model.decode import DecodeError, decode_event
@@ -61,6 +61,7 @@ from hpctop.model.objects import (
     VolcanoQueue,
     Workload,
 )
+from hpctop.model.policy import ROOT
 
 _EMPTY: frozenset[PodKey] = frozenset()
 MAX_TOMBSTONES = 10_000
@@ -366,7 +367,7 @@ class Store:
         if kueue is not None:
             lq = (kueue.namespace, kueue.queue_name)
             cq = kueue.cluster_queue or index.local_cq.get(lq)
-            path = index.kueue_cq.get(cq) if cq else None
+            path = (index.kueue_cq.get(cq) or f"{ROOT}.{escape(cq)}") if cq else None
             local_path = index.kueue_lq.get(lq)
             local = index.queues.get(local_path) if local_path else None
         elif volcano_queue is not None:
