@@ -27,24 +27,27 @@ garbage lines are skipped and counted (W12), and too many in one stream reopen i
 the resource forbidden and retries rarely, without touching the others; a 401 re-runs the
 credential source up to three times, then stops this resource with "re-authentication required".
 
-Nothing here blocks the event loop for long: list pages are decoded with a yield every few
-hundred items, and cancellation (quitting) closes the open stream at once (W18).
+Nothing here blocks the event loop for long: Pod, Node and PriorityClass list pages are decoded
+in one validation pass per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets
+a turn between pages), other kinds with a yield every few hundred items, and cancellation (quitting) closes the open stream at once (W18).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 import orjson
 
-from hpctop.model.decode import DecodeError, decode_event, decode_object
+from hpctop.model.decode import DecodeError, decode_event, decode_list, decode_object
 from hpctop.model.store import Store
 from hpctop.sources.kube.backoff import Backoff
 from hpctop.sources.kube.errors import (
@@ -61,6 +64,26 @@ from hpctop.sources.kube.errors import (
 )
 from hpctop.sources.kube.resources import ResourceSpec
 from hpctop.sources.kube.transport import OVERSIZED, KubeClient
+
+#: kinds whose list pages decode in one pass (their items need no ``kind`` filled in)
+WHOLE_PAGE_KINDS = frozenset({"Pod", "Node", "PriorityClass"})
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a page is decoded.
+
+    Decoding builds many small acyclic objects; on a large heap the cyclic collector more than
+    doubles that cost (bench/README.md, P1), and reference counting frees everything anyway.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
 
 log = logging.getLogger(__name__)
 
@@ -284,27 +307,43 @@ class Reflector:
         kind = self.spec.kind
         while True:
             body = await self.client.get(path, params)
-            try:
-                page = orjson.loads(body)
-                metadata = page.get("metadata") or {}
-                items = page.get("items") or []
-            except (orjson.JSONDecodeError, AttributeError):
-                raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
-            for index, item in enumerate(items):
-                if not isinstance(item, dict):
-                    self.store.skipped[f"{kind}: list item is not an object"] += 1
-                    continue
-                item.setdefault("kind", kind)
-                item.setdefault("apiVersion", self.spec.api_version)
+            if kind in WHOLE_PAGE_KINDS:
+                # One validation pass over the page (PERFORMANCE.md P1, P4): no re-serialising.
+                with gc_paused():
+                    try:
+                        decoded = decode_list(kind, body)
+                    except DecodeError:
+                        raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
+                objects.extend(decoded.objects)
+                for reason in decoded.skipped:
+                    self.store.skipped[reason[:200]] += 1
+                token: object = decoded.continue_token
+                page_rv: object = decoded.resource_version
+                await asyncio.sleep(0)  # let the console breathe between pages
+            else:
                 try:
-                    objects.append(decode_object(kind, orjson.dumps(item)))
-                except DecodeError as exc:
-                    self.store.skipped[f"{kind}: {exc.detail}"[:200]] += 1
-                if index % 500 == 499:
-                    await asyncio.sleep(0)  # let the console breathe during a big list
-            token = metadata.get("continue")
+                    page = orjson.loads(body)
+                    metadata = page.get("metadata") or {}
+                    items = page.get("items") or []
+                except (orjson.JSONDecodeError, AttributeError):
+                    raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
+                for index, item in enumerate(items):
+                    if not isinstance(item, dict):
+                        self.store.skipped[f"{kind}: list item is not an object"] += 1
+                        continue
+                    # list items carry no kind; the workload decoder needs it
+                    item.setdefault("kind", kind)
+                    item.setdefault("apiVersion", self.spec.api_version)
+                    try:
+                        objects.append(decode_object(kind, orjson.dumps(item)))
+                    except DecodeError as exc:
+                        self.store.skipped[f"{kind}: {exc.detail}"[:200]] += 1
+                    if index % 500 == 499:
+                        await asyncio.sleep(0)  # let the console breathe during a big list
+                token = metadata.get("continue")
+                page_rv = metadata.get("resourceVersion")
             if not token:
-                rv = str(metadata.get("resourceVersion") or "")
+                rv = str(page_rv or "")
                 break
             params["continue"] = str(token)
         self.store.replace(kind, objects, rv)
