@@ -434,6 +434,15 @@ def test_pytorchjob_master_and_three_workers_is_one_job_of_four(
     assert job.queue == (None if min_available is None else "research")  # schedulingPolicy.queue
 
 
+def test_owner_queue_resolves_once_its_volcano_queue_arrives() -> None:
+    s = _store()
+    _add(s, "PyTorchJob", _pytorchjob(min_available=4))
+    assert s.snapshot().jobs[("team-a", "PyTorchJob", "bert")].queue == "research"
+    queue = {"metadata": {"name": "research"}, "spec": {"parent": "root"}, "status": {"state": "Open"}}
+    _add(s, VQ, queue)
+    assert s.snapshot().jobs[("team-a", "PyTorchJob", "bert")].queue == "root.research"
+
+
 def test_suspended_pytorchjob_without_pods_is_held_with_four_members() -> None:
     s = _store()
     _add(s, "PyTorchJob", _pytorchjob(suspend=True))

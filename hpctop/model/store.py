@@ -246,7 +246,7 @@ class Store:
             self.objects.pop(key, None)
         else:
             self.objects[key] = obj
-        self._backends_active = True
+        self._activate_backends()
         self._objects_stale = True
         if isinstance(obj, KueueWorkload):
             self._apply_kueue(obj, deleted)
@@ -256,6 +256,14 @@ class Store:
             self._queue_index = None
             if _queue_shape(old) != _queue_shape(None if deleted else obj):
                 self._dirty |= self._evidence_jobs
+
+    def _activate_backends(self) -> None:
+        """The first backend object: every job derived so far without evidence is derived again, once."""
+        if not self._backends_active:
+            self._backends_active = True
+            self._dirty.update(self._jobs)
+            self._dirty.update(self.pods_by_job)
+            self._dirty.update(self.workloads)
 
     def _link_kueue(self, okey: ObjectKey, job: JobKey) -> None:
         stale = self._kueue_of_job.get(job)
@@ -323,7 +331,7 @@ class Store:
             return False
         before = {p: (q.state, q.parent) for p, q in self.yunikorn_queues.items()}
         self.yunikorn_queues = {q.path: q for q in infos}
-        self._backends_active = True
+        self._activate_backends()
         self._queue_index = None
         if before != {p: (q.state, q.parent) for p, q in self.yunikorn_queues.items()}:
             self._dirty |= self._evidence_jobs
@@ -373,8 +381,10 @@ class Store:
         elif volcano_queue is not None:
             path = index.volcano.get(volcano_queue)
             if path is None and pod_group is None:
-                self._evidence_jobs.discard(key)
-                return None  # a queue name no backend here defines: the owner's label stands
+                # a queue name no backend defines (yet): the owner's own name stands, and the job
+                # stays registered so that a Volcano Queue of that name arriving later re-derives it
+                self._evidence_jobs.add(key)
+                return None
         self._evidence_jobs.add(key)
         return JobEvidence(
             kueue=kueue,
