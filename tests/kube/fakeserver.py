@@ -1142,8 +1142,13 @@ class _EndStream(Exception):
     pass
 
 
+def _method(request: rendering.Request) -> str:
+    method = request.method
+    return str(method.value if isinstance(method, enums.method) else method).upper()
+
+
 def _is_write(request: rendering.Request) -> bool:
-    return str(request.method).upper() in ("POST", "PUT", "PATCH", "DELETE")
+    return _method(request) in ("POST", "PUT", "PATCH", "DELETE")
 
 
 def _is_review(request: rendering.Request) -> bool:
@@ -1151,14 +1156,14 @@ def _is_review(request: rendering.Request) -> bool:
     return (
         res is not None
         and res.group in REVIEW_GROUPS
-        and str(request.method).upper() == "POST"
+        and _method(request) == "POST"
         and res.plural in ("selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews")
     )
 
 
 def _verb(request: rendering.Request) -> str:
     """The Kubernetes verb of a request (what RBAC is checked against)."""
-    method = str(request.method).upper()
+    method = _method(request)
     if method == "GET":
         if request.params.get("watch") in ("true", "1"):
             return "watch"

@@ -196,20 +196,36 @@ class KubeClient:
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
         self._session: aiohttp.ClientSession | None = None
+        self._write_session: aiohttp.ClientSession | None = None
         self.requests = 0
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        ssl_arg: object = self.connection.ssl if self.connection.ssl is not None else True
+        connector = aiohttp.TCPConnector(ssl=ssl_arg, limit=0)  # type: ignore[arg-type]
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout),
+            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
+            auto_decompress=True,
+        )
 
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            ssl_arg: object = self.connection.ssl if self.connection.ssl is not None else True
-            connector = aiohttp.TCPConnector(ssl=ssl_arg, limit=0)  # type: ignore[arg-type]
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout),
-                headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-                auto_decompress=True,
-            )
+            self._session = self._new_session()
         return self._session
+
+    @property
+    def write_session(self) -> aiohttp.ClientSession:
+        """The session for mutations: aiohttp silently resends an "idempotent" request (PUT and
+        DELETE included) once when a kept-alive connection is reset, and has no public switch for
+        it. A resent DELETE or PUT is exactly the blind retry RELIABILITY.md §2.2 forbids (the first
+        may have been applied: M5), so mutations get their own session with that retry off."""
+        if self._write_session is None or self._write_session.closed:
+            session = self._new_session()
+            session._retry_connection = False
+            self._write_session = session
+        return self._write_session
 
     @property
     def read_only(self) -> bool:
@@ -220,6 +236,9 @@ class KubeClient:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._write_session is not None:
+            await self._write_session.close()
+            self._write_session = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -255,8 +274,9 @@ class KubeClient:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self._connect_timeout, sock_read=read_timeout
         )
+        session = self.session if method.upper() in READ_METHODS else self.write_session
         try:
-            response = await self.session.request(
+            response = await session.request(
                 method,
                 url,
                 params=dict(params),

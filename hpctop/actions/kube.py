@@ -1,0 +1,1288 @@
+"""The live cluster's actuator: job actions as safe Kubernetes requests.
+
+Why it looks the way it does (RELIABILITY.md §2, SCHEDULERS.md §9):
+
+- **Every request carries what makes it safe.** A cancel is a DELETE with an explicit
+  ``propagationPolicy`` (batch Jobs otherwise *orphan* their pods) and ``preconditions`` on the uid
+  and resourceVersion the user saw; a hold/release is a merge patch that carries
+  ``metadata.resourceVersion``, which the API server turns into a precondition; everything is sent
+  with ``fieldManager=hpctop``. So a request can only act on the object the user looked at.
+- **The user saw a state; the server decides whether it still holds.** :meth:`KubeActions.preview`
+  reads the object, remembers its uid and resourceVersion, and sends the *identical* requests with
+  ``dryRun=All``: the preview is the server's own answer (admission, validation, RBAC), not
+  hpctop's guess. :meth:`KubeActions.execute` then sends them with the remembered preconditions,
+  without re-reading first: the server's precondition check is atomic, a client-side comparison is
+  not. A 409 means the object changed: hpctop re-reads, says what changed, and raises
+  :class:`StaleTarget` holding a fresh preview to ask again (M2). It never retries by itself.
+- **Never retry blindly** (§2.2). 404 on a cancel is "already gone" (success). 422 and 403 are
+  shown with the server's text and not retried (a 403 also drops the cached permissions). A 429
+  is retried only when the server names a short ``Retry-After`` and only a bounded number of
+  times, except an Eviction's 429, which is a PodDisruptionBudget saying no. A timeout, reset or
+  5xx leaves the outcome unknown: hpctop re-reads the object by uid and reports what happened;
+  it never sends again on its own (M5).
+- **Permissions** (§2.3): a SelfSubjectRulesReview per namespace, cached briefly, says which
+  actions to offer (a hint: "absent" means "probably denied"); a SelfSubjectAccessReview for the
+  exact verb and object is asked right before sending; the server's 403 still wins.
+- **Audit**: an intent record before sending and an outcome record per answer, with the server's
+  ``Audit-Id`` (:mod:`hpctop.actions.audit`).
+
+What each action is, per owner kind (SCHEDULERS.md §9.2):
+
+=================  ===============================================================================
+batch Job          cancel: DELETE (Background); hold/release: ``spec.suspend``; requeue: hold, then
+                   release with the resourceVersion the hold returned (keeps name and uid)
+Deployment         cancel: DELETE (Background); hold: ``spec.replicas: 0`` with the old count saved
+                   in the ``hpctop.io/held-replicas`` annotation, in *one* RV-guarded patch (no
+                   window where one is done and not the other); release restores it
+bare Pod           cancel: Eviction (honours PodDisruptionBudgets; their 429 is reported, never
+                   bypassed); DELETE only where the cluster serves no Eviction for it
+Kueue Workload     hold/release: ``spec.active``
+priority, move     refused with the reason (pod priority is immutable once admitted)
+=================  ===============================================================================
+
+Sync and async: the :class:`~hpctop.actions.requests.Actuator` protocol is synchronous (the
+simulator's actuator is), while the transport is asyncio. :class:`KubeActions` is the async core,
+testable on one loop against the fake API server. :class:`KubeActuator` is the protocol's sync
+adapter: it runs the core on a private event loop in a daemon thread, because an aiohttp session
+belongs to the loop it was made on and because blocking *the* loop the console and the reflectors
+run on (``run_coroutine_threadsafe(...).result()`` from that loop's own thread) would deadlock. It
+refuses such a call instead. The console should call it from a worker thread, or ``await`` the
+core directly.
+
+Gang binding (:func:`bind_gang`) is for hpctop's headless scheduler: N Binding creates that the API
+server does not make a transaction. See its docstring for the all-or-none rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+import urllib.parse
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import orjson
+
+from hpctop.actions.audit import AuditLog
+from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Preview
+from hpctop.errors import ActionFailed, ActionRefused, HpctopError
+from hpctop.model.objects import JobKey, Pod
+from hpctop.sources.kube.errors import ServerUnreachable, StreamBroken
+from hpctop.sources.kube.transport import ApiResponse, KubeClient, ReadOnlyViolation
+
+FIELD_MANAGER = "hpctop"
+HELD_ANNOTATION = "hpctop.io/held-replicas"
+MERGE_PATCH = "application/merge-patch+json"
+SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SSRR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+_T = TypeVar("_T")
+
+#: owner kind → (group, version, plural)
+KINDS: dict[str, tuple[str, str, str]] = {
+    "Job": ("batch", "v1", "jobs"),
+    "Deployment": ("apps", "v1", "deployments"),
+    "Pod": ("", "v1", "pods"),
+    "Workload": ("kueue.x-k8s.io", "v1beta2", "workloads"),
+}
+
+PRIORITY_REFUSAL = (
+    "not supported on a live cluster for this kind: a pod's priority (spec.priority, resolved from "
+    "its priorityClassName at admission) is immutable, and a batch Job's pod template is too; "
+    "delete the job and resubmit it with the new priority class"
+)
+MOVE_REFUSAL = (
+    "not supported on a live cluster for this kind: a batch Job, Deployment or pod has no queue to "
+    "move to outside Kueue/YuniKorn/Volcano, and its pod template is immutable; delete and resubmit"
+)
+
+
+class StaleTarget(ActionRefused):
+    """The object changed since the user saw it (a 409 on a precondition): nothing was changed.
+
+    ``changed`` lists what differs; ``preview`` is a fresh preview of the same action on the new
+    state, to show and confirm again (M2).
+    """
+
+    title = "changed since you saw it"
+
+    def __init__(self, detail: str, *, changed: tuple[str, ...], preview: Preview | None) -> None:
+        super().__init__(detail)
+        self.changed = changed
+        self.preview = preview
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a job's owner object lives on the API server."""
+
+    kind: str
+    group: str
+    version: str
+    plural: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, key: JobKey) -> Target | None:
+        namespace, kind, name = key
+        spec = KINDS.get(kind)
+        if spec is None:
+            return None
+        return cls(kind, *spec, namespace, name)
+
+    @property
+    def path(self) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/namespaces/{self.namespace}/{self.plural}/{self.name}"
+
+    @property
+    def resource(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One request of an action, and the RBAC attributes it needs."""
+
+    method: str
+    path: str
+    body: dict[str, Any] | None
+    verb: str
+    group: str
+    resource: str
+    subresource: str = ""
+    content_type: str = "application/json"
+    #: take metadata.resourceVersion from the previous step's answer (requeue's release)
+    chain_rv: bool = False
+    #: DELETE takes no fieldManager; everything else carries it
+    field_manager: bool = True
+
+    def params(self, *, dry_run: bool) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if self.field_manager:
+            out["fieldManager"] = FIELD_MANAGER
+        if dry_run:
+            out["dryRun"] = "All"
+        return out
+
+    def describe(self, *, dry_run: bool = False) -> str:
+        query = urllib.parse.urlencode(self.params(dry_run=dry_run))
+        body = orjson.dumps(self.body).decode() if self.body is not None else ""
+        return f"{self.method} {self.path}" + (f"?{query}" if query else "") + (f" {body}" if body else "")
+
+    def with_rv(self, rv: str) -> Step:
+        body = dict(self.body or {})
+        meta = dict(body.get("metadata") or {})
+        meta["resourceVersion"] = rv
+        body["metadata"] = meta
+        return Step(
+            self.method,
+            self.path,
+            body,
+            self.verb,
+            self.group,
+            self.resource,
+            self.subresource,
+            self.content_type,
+            False,
+            self.field_manager,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """The object as a preview showed it: the preconditions an execute will carry."""
+
+    obj: dict[str, Any]
+    at: float
+
+    @property
+    def uid(self) -> str:
+        return str(self.obj.get("metadata", {}).get("uid", ""))
+
+    @property
+    def rv(self) -> str:
+        return str(self.obj.get("metadata", {}).get("resourceVersion", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Permission:
+    """Whether an action is offered: True, False ("probably denied": the review is a hint), or None
+    (unknown: the server said its answer is incomplete)."""
+
+    allowed: bool | None
+    reason: str
+
+
+@dataclass
+class _Rules:
+    rules: list[dict[str, Any]]
+    incomplete: bool
+    at: float
+
+
+# -- object summaries (what changed) ---------------------------------------------------------
+
+
+def _dig(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+_SUMMARY_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("metadata", "uid"),
+    ("metadata", "deletionTimestamp"),
+    ("spec", "suspend"),
+    ("spec", "replicas"),
+    ("spec", "active"),
+    ("spec", "nodeName"),
+    ("status", "phase"),
+    ("status", "active"),
+    ("status", "ready"),
+    ("status", "succeeded"),
+    ("status", "failed"),
+    ("status", "replicas"),
+)
+
+
+def summarize(obj: Mapping[str, Any]) -> dict[str, str]:
+    """The fields a person cares about when deciding again, flattened to ``a.b → value``."""
+    out: dict[str, str] = {}
+    for path in _SUMMARY_FIELDS:
+        value = _dig(obj, *path)
+        if value is not None:
+            out[".".join(path)] = orjson.dumps(value).decode()
+    held = _dig(obj, "metadata", "annotations", HELD_ANNOTATION)
+    if held is not None:
+        out[f"annotation {HELD_ANNOTATION}"] = str(held)
+    for cond in _dig(obj, "status", "conditions") or []:
+        if isinstance(cond, dict) and cond.get("status") == "True":
+            out[f"condition {cond.get('type')}"] = "True"
+    return out
+
+
+def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[str, ...]:
+    """What changed between two versions of an object, one line per field."""
+    a, b = summarize(before), summarize(after)
+    lines = [f"{k}: {a.get(k, '(unset)')} → {b.get(k, '(unset)')}" for k in sorted(a.keys() | b.keys())]
+    changed = tuple(
+        line for line, k in zip(lines, sorted(a.keys() | b.keys()), strict=True) if a.get(k) != b.get(k)
+    )
+    rv_a, rv_b = _dig(before, "metadata", "resourceVersion"), _dig(after, "metadata", "resourceVersion")
+    if not changed and rv_a != rv_b:
+        return (f"resourceVersion {rv_a} → {rv_b} (fields hpctop does not show changed)",)
+    return changed
+
+
+def _finished(obj: Mapping[str, Any]) -> str | None:
+    for cond in _dig(obj, "status", "conditions") or []:
+        if (
+            isinstance(cond, dict)
+            and cond.get("status") == "True"
+            and cond.get("type") in ("Complete", "Failed")
+        ):
+            return str(cond.get("type"))
+    return None
+
+
+def _has_controller(obj: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(ref, dict) and ref.get("controller")
+        for ref in _dig(obj, "metadata", "ownerReferences") or []
+    )
+
+
+def _message(response: ApiResponse) -> str:
+    body = response.json()
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        return str(body.get("message") or body.get("reason") or "")[:512]
+    return response.body[:256].decode("utf-8", "replace")
+
+
+def _is_pdb(response: ApiResponse) -> bool:
+    body = response.json()
+    causes = _dig(body, "details", "causes") or []
+    if any(isinstance(c, dict) and c.get("reason") == "DisruptionBudget" for c in causes):
+        return True
+    return "disruption budget" in _message(response).lower()
+
+
+# -- the async core ----------------------------------------------------------------------------
+
+
+class KubeActions:
+    """Previews and executes job actions on one cluster through a :class:`KubeClient`.
+
+    ``client`` must be made with ``read_only=False`` to act; a read-only client makes every
+    preview say so and every execute raise :class:`ReadOnlyViolation` before any I/O (R1).
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        audit: AuditLog | None = None,
+        propagation: str = "Background",
+        rules_ttl: float = 30.0,
+        max_throttle_wait: float = 10.0,
+        max_throttle_retries: int = 2,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if propagation not in ("Background", "Foreground"):
+            raise ValueError("propagation must be Background or Foreground (Orphan would leave pods running)")
+        self.client = client
+        self.audit = audit
+        self.propagation = propagation
+        self.rules_ttl = rules_ttl
+        self.max_throttle_wait = max_throttle_wait
+        self.max_throttle_retries = max_throttle_retries
+        self._clock = clock
+        self._sleep = sleep
+        self._seen: dict[ActionRequest, Seen] = {}
+        self._rules: dict[str, _Rules] = {}
+        self._user: str | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return self.client.read_only
+
+    @property
+    def context(self) -> str:
+        return self.client.connection.context or ""
+
+    def forget(self) -> None:
+        """Drop cached permissions, identity and previewed states (on a context switch)."""
+        self._seen.clear()
+        self._rules.clear()
+        self._user = None
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def _read(self, target: Target) -> dict[str, Any] | None:
+        """The object now, or None when it does not exist."""
+        response = await self.client.request("GET", target.path)
+        if response.status == 404:
+            return None
+        if response.status == 401:
+            await self.client.connection.reauthenticate()
+            response = await self.client.request("GET", target.path)
+        error = response.error()
+        if error is not None:
+            raise ActionFailed(f"cannot read {target}: {error.detail}")
+        body = response.json()
+        if not isinstance(body, dict):
+            raise ActionFailed(f"cannot read {target}: the server's answer is not an object")
+        return body
+
+    # -- identity and permissions ---------------------------------------------------------------
+
+    async def whoami(self) -> str:
+        """The user name the server knows us by (SelfSubjectReview), else the context's name."""
+        if self._user is None:
+            name = ""
+            try:
+                response = await self.client.request("POST", SSR_PATH, body=_review("SelfSubjectReview", {}))
+                if response.ok:
+                    name = str(_dig(response.json(), "status", "userInfo", "username") or "")
+            except (ServerUnreachable, StreamBroken):
+                pass
+            self._user = name or f"context:{self.context}"
+        return self._user
+
+    async def access_review(
+        self, verb: str, group: str, resource: str, namespace: str, name: str = "", subresource: str = ""
+    ) -> tuple[bool, str]:
+        """A SelfSubjectAccessReview for exactly this request: (allowed, the server's reason)."""
+        attrs = {
+            "verb": verb,
+            "group": group,
+            "resource": resource,
+            "subresource": subresource,
+            "namespace": namespace,
+            "name": name,
+        }
+        response = await self.client.request(
+            "POST", SSAR_PATH, body=_review("SelfSubjectAccessReview", {"resourceAttributes": attrs})
+        )
+        error = response.error()
+        if error is not None:
+            return False, f"the access review failed: {error.detail}"
+        status = _dig(response.json(), "status") or {}
+        allowed = bool(status.get("allowed"))
+        reason = str(status.get("reason") or status.get("evaluationError") or "")
+        return allowed, reason
+
+    async def rules(self, namespace: str) -> tuple[list[dict[str, Any]], bool]:
+        """The SelfSubjectRulesReview of a namespace (cached ``rules_ttl`` seconds): rules, incomplete."""
+        cached = self._rules.get(namespace)
+        now = self._clock()
+        if cached is not None and now - cached.at < self.rules_ttl:
+            return cached.rules, cached.incomplete
+        response = await self.client.request(
+            "POST", SSRR_PATH, body=_review("SelfSubjectRulesReview", {"namespace": namespace})
+        )
+        error = response.error()
+        if error is not None:
+            return [], True
+        status = _dig(response.json(), "status") or {}
+        rules = [r for r in status.get("resourceRules") or [] if isinstance(r, dict)]
+        entry = _Rules(rules, bool(status.get("incomplete")), now)
+        self._rules[namespace] = entry
+        return entry.rules, entry.incomplete
+
+    async def permissions(self, namespace: str, kind: str) -> dict[ActionKind, Permission]:
+        """Which actions to offer on a job of owner ``kind`` in ``namespace``, with reasons."""
+        out: dict[ActionKind, Permission] = {}
+        if self.read_only:
+            return {k: Permission(False, "read-only mode") for k in ActionKind}
+        rules, incomplete = await self.rules(namespace)
+        for action in ActionKind:
+            needs = _needs(action, kind)
+            if isinstance(needs, str):
+                out[action] = Permission(False, needs)
+                continue
+            missing = [n for n in needs if not any(_rule_grants(r, *n) for r in rules)]
+            if not missing:
+                out[action] = Permission(True, "allowed by the rules review")
+                continue
+            verb, group, resource, sub = missing[0]
+            what = f"{verb} {resource}{'/' + sub if sub else ''}{'.' + group if group else ''}"
+            if incomplete:
+                out[action] = Permission(None, f"unknown: the rules review is incomplete ({what})")
+            else:
+                out[action] = Permission(False, f"probably denied: no rule grants {what} in {namespace}")
+        return out
+
+    # -- planning -------------------------------------------------------------------------------
+
+    def _static_refusal(self, request: ActionRequest) -> str | None:
+        if request.kind == ActionKind.PRIORITY:
+            return PRIORITY_REFUSAL
+        if request.kind == ActionKind.MOVE:
+            return MOVE_REFUSAL
+        kind = request.job[1]
+        if kind not in KINDS:
+            return f"{request.kind.value} of a {kind} is not supported on a live cluster yet"
+        if kind == "Pod" and request.kind != ActionKind.CANCEL:
+            return (
+                f"a bare pod cannot be {request.kind.value}d: Kubernetes has no suspend for pods "
+                "(cancel it, or run it under a Job)"
+            )
+        if kind == "Workload" and request.kind == ActionKind.CANCEL:
+            return "cancel a Kueue Workload by deleting its owner job; the Workload is garbage-collected"
+        if kind == "Workload" and request.kind == ActionKind.REQUEUE:
+            return (
+                "requeue of a Kueue Workload (active false, wait for Evicted, active true) is not supported"
+            )
+        return None
+
+    def _state_refusal(self, request: ActionRequest, target: Target, obj: dict[str, Any]) -> str | None:
+        uid = str(_dig(obj, "metadata", "uid") or "")
+        if request.job_uid and request.job_uid != uid:
+            return (
+                f"{target} was replaced since you saw it (uid {request.job_uid[:8]}… is now {uid[:8]}…); "
+                "refresh and try again"
+            )
+        kind = request.kind
+        if kind == ActionKind.CANCEL:
+            return None
+        if target.kind == "Job":
+            labels = _dig(obj, "metadata", "labels") or {}
+            if "kueue.x-k8s.io/queue-name" in labels:
+                return (
+                    f"{target} is managed by Kueue, which owns spec.suspend: hold or release its "
+                    "Workload instead (spec.active)"
+                )
+            finished = _finished(obj)
+            if finished:
+                return f"{target} has finished ({finished}); there is nothing to {kind.value}"
+            suspended = bool(_dig(obj, "spec", "suspend"))
+            if kind == ActionKind.HOLD and suspended:
+                return f"{target} is already held (spec.suspend is true)"
+            if kind == ActionKind.RELEASE and not suspended:
+                return f"{target} is not held (spec.suspend is false)"
+            if kind == ActionKind.REQUEUE and suspended:
+                return f"{target} is held; release it instead of requeueing"
+        if target.kind == "Deployment":
+            replicas = _dig(obj, "spec", "replicas")
+            held = _dig(obj, "metadata", "annotations", HELD_ANNOTATION)
+            if kind == ActionKind.HOLD and replicas == 0:
+                return f"{target} is already scaled to 0"
+            if kind == ActionKind.RELEASE and held is None:
+                return f"{target} was not held by hpctop (no {HELD_ANNOTATION} annotation): scale it yourself"
+            if kind == ActionKind.REQUEUE:
+                return "requeue of a Deployment is not supported: hold, then release"
+        if target.kind == "Workload":
+            active = _dig(obj, "spec", "active")
+            active = True if active is None else bool(active)
+            if kind == ActionKind.HOLD and not active:
+                return f"{target} is already held (spec.active is false)"
+            if kind == ActionKind.RELEASE and active:
+                return f"{target} is not held (spec.active is true)"
+        return None
+
+    def _steps(self, request: ActionRequest, target: Target, obj: dict[str, Any]) -> list[Step]:
+        uid = str(_dig(obj, "metadata", "uid") or "")
+        rv = str(_dig(obj, "metadata", "resourceVersion") or "")
+        kind = request.kind
+        g, res = target.group, target.plural
+        if kind == ActionKind.CANCEL:
+            preconditions = {"uid": uid, "resourceVersion": rv}
+            if target.kind == "Pod":
+                eviction = {
+                    "apiVersion": "policy/v1",
+                    "kind": "Eviction",
+                    "metadata": {"name": target.name, "namespace": target.namespace},
+                    "deleteOptions": {"preconditions": preconditions},
+                }
+                return [Step("POST", target.path + "/eviction", eviction, "create", g, res, "eviction")]
+            options = {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "propagationPolicy": self.propagation,
+                "preconditions": preconditions,
+            }
+            return [Step("DELETE", target.path, options, "delete", g, res, field_manager=False)]
+
+        def patch(body: dict[str, Any], chain: bool = False) -> Step:
+            body = {"metadata": {"resourceVersion": rv}} | body
+            return Step("PATCH", target.path, body, "patch", g, res, content_type=MERGE_PATCH, chain_rv=chain)
+
+        if target.kind == "Job":
+            hold = patch({"spec": {"suspend": True}})
+            release = patch({"spec": {"suspend": False}}, chain=kind == ActionKind.REQUEUE)
+            return {
+                ActionKind.HOLD: [hold],
+                ActionKind.RELEASE: [release],
+                ActionKind.REQUEUE: [hold, release],
+            }[kind]
+        if target.kind == "Deployment":
+            if kind == ActionKind.HOLD:
+                replicas = _dig(obj, "spec", "replicas")
+                saved = str(1 if replicas is None else replicas)
+                return [
+                    patch({"metadata": {"annotations": {HELD_ANNOTATION: saved}}, "spec": {"replicas": 0}})
+                ]
+            held = _dig(obj, "metadata", "annotations", HELD_ANNOTATION)
+            try:
+                restore = max(0, int(str(held)))
+            except ValueError:
+                restore = 1
+            return [
+                patch({"metadata": {"annotations": {HELD_ANNOTATION: None}}, "spec": {"replicas": restore}})
+            ]
+        # Workload
+        return [patch({"spec": {"active": kind == ActionKind.RELEASE}})]
+
+    # -- the preview ----------------------------------------------------------------------------
+
+    async def preview(self, request: ActionRequest) -> Preview:
+        """The server's dry run of the exact requests an execute would send."""
+        refusal = self._static_refusal(request)
+        target = Target.of(request.job)
+        if refusal is not None or target is None:
+            return Preview(request, False, (), refusal=refusal or "unsupported kind")
+        try:
+            obj = await self._read(target)
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"cannot read {target}: {exc.detail}")
+        if obj is None:
+            gone = (
+                "already gone: nothing to cancel" if request.kind == ActionKind.CANCEL else "no longer exists"
+            )
+            return Preview(request, False, (), refusal=f"{target} {gone}")
+        refusal = self._state_refusal(request, target, obj)
+        if refusal is not None:
+            return Preview(request, False, (), refusal=refusal)
+        terminating = _dig(obj, "metadata", "deletionTimestamp")
+        if terminating and request.kind == ActionKind.CANCEL:
+            finalizers = ", ".join(_dig(obj, "metadata", "finalizers") or []) or "none"
+            return Preview(
+                request,
+                False,
+                (),
+                refusal=f"{target} is already terminating (since {terminating}; finalizers: {finalizers})",
+            )
+        steps = self._steps(request, target, obj)
+        described = tuple(s.describe() for s in steps)
+        if self.read_only:
+            return Preview(
+                request,
+                False,
+                (),
+                refusal="read-only mode: no action is sent to the cluster",
+                requests=described,
+            )
+        try:
+            answer = await self.client.request(
+                steps[0].method,
+                steps[0].path,
+                params=steps[0].params(dry_run=True),
+                body=steps[0].body,
+                content_type=steps[0].content_type,
+            )
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
+        self._seen[request] = Seen(obj, self._clock())
+        if answer.status == 400 and "dry" in _message(answer).lower():
+            changes = (
+                "server preview unavailable: " + _message(answer),
+                *self._expected(request, target, obj),
+            )
+            return Preview(request, True, changes, requests=described)
+        if not answer.ok:
+            self._seen.pop(request, None)
+            return Preview(
+                request,
+                False,
+                (),
+                refusal=f"the server would refuse this (HTTP {answer.status}): {_message(answer)}",
+                requests=described,
+            )
+        changes = self._dry_run_changes(request, target, obj, answer) + self._expected(request, target, obj)
+        return Preview(request, True, changes, requests=described)
+
+    def _dry_run_changes(
+        self, request: ActionRequest, target: Target, obj: dict[str, Any], answer: ApiResponse
+    ) -> tuple[str, ...]:
+        would = answer.json()
+        prefix = "server dry run: "
+        if request.kind == ActionKind.CANCEL:
+            if target.kind == "Pod":
+                return (f"{prefix}{target} would be evicted (PodDisruptionBudgets allow it now)",)
+            if isinstance(would, dict) and _dig(would, "metadata", "deletionTimestamp"):
+                return (f"{prefix}{target} would be marked for deletion ({self.propagation} propagation)",)
+            return (f"{prefix}{target} would be deleted ({self.propagation} propagation)",)
+        if not isinstance(would, dict):
+            return (f"{prefix}accepted",)
+        changed = diff(obj, would)
+        return tuple(prefix + c for c in changed) or (f"{prefix}accepted, no visible change",)
+
+    def _expected(self, request: ActionRequest, target: Target, obj: dict[str, Any]) -> tuple[str, ...]:
+        """What controllers will do afterwards (not part of the dry run's answer)."""
+        kind = request.kind
+        active = _dig(obj, "status", "active") or 0
+        if target.kind == "Job":
+            if kind == ActionKind.CANCEL:
+                return (f"its pods are deleted by the garbage collector ({active} active)",)
+            if kind in (ActionKind.HOLD, ActionKind.REQUEUE):
+                notes = [f"the job controller deletes its {active} active pod(s) and resets startTime"]
+                if kind == ActionKind.REQUEUE:
+                    notes.append("then spec.suspend is set back to false: same name and uid, pods recreated")
+                return tuple(notes)
+            return ("the job controller creates its pods again",)
+        if target.kind == "Deployment":
+            if kind == ActionKind.CANCEL:
+                return ("this is a service (Deployment): its ReplicaSets and pods are deleted too",)
+            if kind == ActionKind.HOLD:
+                return (f"the old replica count is kept in the {HELD_ANNOTATION} annotation",)
+        if target.kind == "Workload" and kind == ActionKind.HOLD:
+            return ("Kueue evicts it if admitted (Deactivated) and suspends its job",)
+        return ()
+
+    # -- execution ------------------------------------------------------------------------------
+
+    def _audit(self, **fields: Any) -> None:
+        if self.audit is not None:
+            self.audit.append(context=self.context, cluster=self.client.connection.server, **fields)
+
+    async def execute(self, request: ActionRequest) -> ActionResult:
+        """Send the action: preconditions from the last preview of this request (else a fresh read).
+
+        Returns a result on success; raises :class:`ActionRefused` when nothing was sent or the
+        server changed nothing (:class:`StaleTarget` on a 409, with a fresh preview), and
+        :class:`ActionFailed` when the server refused or the outcome could not be confirmed.
+        """
+        job = "/".join(request.job)
+        refusal = self._static_refusal(request)
+        target = Target.of(request.job)
+        if refusal is not None or target is None:
+            raise ActionRefused(refusal or "unsupported kind")
+        if self.read_only:
+            raise ReadOnlyViolation("read-only mode: no action is sent to the cluster")
+        seen = self._seen.pop(request, None)
+        if seen is None:
+            obj = await self._read(target)
+            if obj is None:
+                if request.kind == ActionKind.CANCEL:
+                    return self._result(request, True, f"{target} already gone")
+                raise ActionRefused(f"{target} no longer exists")
+            seen = Seen(obj, self._clock())
+        obj = seen.obj
+        refusal = self._state_refusal(request, target, obj)
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        if request.kind == ActionKind.CANCEL and _dig(obj, "metadata", "deletionTimestamp"):
+            # Terminating: shown as such, and the delete is not sent again (M4).
+            return self._result(request, True, f"{target} is already terminating; nothing sent")
+        steps = self._steps(request, target, obj)
+        user = await self.whoami()
+        for step in steps:
+            allowed, reason = await self.access_review(
+                step.verb, step.group, step.resource, target.namespace, target.name, step.subresource
+            )
+            if not allowed and step.subresource == "eviction":
+                fallback = self._delete_pod_step(target, obj)
+                ok, _ = await self.access_review("delete", "", "pods", target.namespace, target.name)
+                if ok:
+                    steps = [fallback]
+                    break
+            if not allowed:
+                what = f"{step.verb} {step.resource}{'/' + step.subresource if step.subresource else ''}"
+                message = (
+                    f"not allowed: you may not {what} in {target.namespace} (SelfSubjectAccessReview"
+                    + (f": {reason}" if reason else "")
+                    + "); nothing was sent"
+                )
+                self._audit(
+                    phase="refused", user=user, action=request.kind.value, job=job, uid=seen.uid, ok=False,
+                    message=message,
+                )  # fmt: skip
+                raise ActionRefused(message)
+        self._audit(
+            phase="intent",
+            user=user,
+            action=request.kind.value,
+            job=job,
+            uid=seen.uid,
+            method=" + ".join(s.method for s in steps),
+            path=steps[0].path,
+            dry_run=False,
+            preconditions={"uid": seen.uid, "resourceVersion": seen.rv},
+            message="; ".join(s.describe() for s in steps),
+        )
+        return await self._run(request, target, seen, steps, user)
+
+    def _delete_pod_step(self, target: Target, obj: dict[str, Any]) -> Step:
+        options = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": "Background",
+            "preconditions": {
+                "uid": str(_dig(obj, "metadata", "uid") or ""),
+                "resourceVersion": str(_dig(obj, "metadata", "resourceVersion") or ""),
+            },
+        }
+        return Step("DELETE", target.path, options, "delete", "", "pods", field_manager=False)
+
+    def _result(
+        self, request: ActionRequest, ok: bool, message: str, changes: tuple[str, ...] = ()
+    ) -> ActionResult:
+        return ActionResult(request, ok, message, changes, at=self._clock())
+
+    async def _send(self, step: Step, job: str, user: str, request: ActionRequest, uid: str) -> ApiResponse:
+        """One request, with the only retries that are safe: once after a 401 (the request was not
+        processed), and a 429 with a short Retry-After, a bounded number of times."""
+        throttled = 0
+        reauthenticated = False
+        while True:
+            response = await self.client.request(
+                step.method, step.path, params=step.params(dry_run=False), body=step.body,
+                content_type=step.content_type,
+            )  # fmt: skip
+            self._audit(
+                phase="outcome",
+                user=user,
+                action=request.kind.value,
+                job=job,
+                uid=uid,
+                method=step.method,
+                path=step.path,
+                status=response.status,
+                audit_id=response.audit_id or "",
+                ok=response.ok,
+                message=_message(response) if not response.ok else "; ".join(response.warnings),
+            )
+            if response.status == 401 and not reauthenticated:
+                reauthenticated = True
+                await self.client.connection.reauthenticate()
+                continue
+            if response.status == 429 and not (step.subresource == "eviction" and _is_pdb(response)):
+                error = response.error()
+                wait = error.retry_after if error is not None and error.retry_after is not None else 1.0
+                if throttled < self.max_throttle_retries and wait <= self.max_throttle_wait:
+                    throttled += 1
+                    await self._sleep(wait)
+                    continue
+            return response
+
+    async def _run(
+        self, request: ActionRequest, target: Target, seen: Seen, steps: list[Step], user: str
+    ) -> ActionResult:
+        job = "/".join(request.job)
+        done: list[str] = []
+        previous: ApiResponse | None = None
+        for index, step in enumerate(steps):
+            if step.chain_rv and previous is not None:
+                step = step.with_rv(str(_dig(previous.json(), "metadata", "resourceVersion") or ""))
+            try:
+                response = await self._send(step, job, user, request, seen.uid)
+            except (ServerUnreachable, StreamBroken) as exc:
+                self._audit(
+                    phase="outcome", user=user, action=request.kind.value, job=job, uid=seen.uid,
+                    method=step.method, path=step.path, ok=None, message=f"no answer: {exc.detail}",
+                )  # fmt: skip
+                return await self._settle(request, target, seen, step, f"no answer ({exc.detail})", done)
+            if response.ok:
+                previous = response
+                done.append(self._done_text(request, target, step, response))
+                if response.warnings:
+                    done.append("server warning: " + "; ".join(response.warnings))
+                continue
+            status = response.status
+            text = _message(response)
+            partial = f" ({'; '.join(done)} before this)" if done else ""
+            if status == 404:
+                if step.subresource == "eviction":
+                    # Either the pod is gone, or this cluster serves no Eviction for it.
+                    now = await self._read(target)
+                    if now is None:
+                        return self._result(request, True, f"{target} already gone")
+                    steps[index + 1 : index + 1] = [self._delete_pod_step(target, seen.obj)]
+                    continue
+                if request.kind == ActionKind.CANCEL:
+                    return self._result(request, True, f"{target} already gone")
+                raise ActionFailed(f"{target} no longer exists{partial}")
+            if status == 409:
+                await self._stale(request, target, seen, text, partial)
+            if status == 422:
+                raise ActionFailed(f"the server rejected {request.kind.value} of {target}: {text}{partial}")
+            if status == 403:
+                self._rules.pop(target.namespace, None)
+                raise ActionFailed(
+                    f"the API server refused {step.verb} {target.resource} in {target.namespace} "
+                    f"(403): {text}. "
+                    "RBAC or an admission policy denies it even though it was offered; nothing more was sent "
+                    f"and hpctop does not retry{partial}"
+                )
+            if status == 429:
+                if step.subresource == "eviction":
+                    raise ActionFailed(
+                        f"{target} cannot be evicted now: a PodDisruptionBudget blocks it ({text}); try later"
+                    )
+                error = response.error()
+                after = (
+                    f"; the server asks to wait {error.retry_after:g}s" if error and error.retry_after else ""
+                )
+                raise ActionFailed(
+                    f"the API server is throttling requests{after}: nothing was changed{partial}"
+                )
+            if status >= 500:
+                return await self._settle(request, target, seen, step, f"HTTP {status}: {text}", done)
+            raise ActionFailed(f"{request.kind.value} of {target} failed (HTTP {status}): {text}{partial}")
+        return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
+
+    def _done_text(self, request: ActionRequest, target: Target, step: Step, response: ApiResponse) -> str:
+        if step.method == "DELETE":
+            return f"{target} deleted ({step.body and step.body.get('propagationPolicy')} propagation)"
+        if step.subresource == "eviction":
+            return f"{target} evicted"
+        body = response.json()
+        for path in (("spec", "suspend"), ("spec", "replicas"), ("spec", "active")):
+            value = _dig(body, *path)
+            if value is not None and step.body is not None and _dig(step.body, *path) is not None:
+                return f"{'.'.join(path)} = {orjson.dumps(value).decode()}"
+        return f"{step.method} {step.path}: HTTP {response.status}"
+
+    async def _stale(
+        self, request: ActionRequest, target: Target, seen: Seen, text: str, partial: str
+    ) -> None:
+        """A 409: re-read, say what changed, and ask again with a fresh preview. Never retried."""
+        now = await self._read(target)
+        if now is None:
+            if request.kind == ActionKind.CANCEL:
+                raise StaleTarget(f"{target} is already gone{partial}", changed=("deleted",), preview=None)
+            raise StaleTarget(f"{target} no longer exists{partial}", changed=("deleted",), preview=None)
+        changed = diff(seen.obj, now)
+        fresh = await self.preview(request)
+        raise StaleTarget(
+            f"{target} changed since you saw it, so nothing was done{partial}: " + "; ".join(changed)
+            + f" (server: {text}). Confirm again to act on the new state.",
+            changed=changed,
+            preview=fresh,
+        )  # fmt: skip
+
+    async def _settle(
+        self, request: ActionRequest, target: Target, seen: Seen, step: Step, why: str, done: list[str]
+    ) -> ActionResult:
+        """The answer was lost or a 5xx: re-read by uid and report what happened; never resend."""
+        try:
+            now = await self._read(target)
+        except (ServerUnreachable, StreamBroken, ActionFailed) as exc:
+            raise ActionFailed(
+                f"outcome unknown for {request.kind.value} of {target}: {why}, and re-reading failed "
+                f"({exc}); check the cluster before trying again"
+            ) from None
+        replaced = now is not None and _dig(now, "metadata", "uid") != seen.uid
+        if step.method == "DELETE" or step.subresource == "eviction":
+            if now is None or replaced or _dig(now, "metadata", "deletionTimestamp"):
+                state = "gone" if now is None or replaced else "terminating"
+                return self._result(
+                    request,
+                    True,
+                    f"{target} {_VERBS[request.kind]} (confirmed by re-reading: {state}; {why})",
+                )
+        elif now is not None and not replaced and step.body is not None:
+            wanted = {k: v for k, v in (step.body.get("spec") or {}).items()}
+            if wanted and all(_dig(now, "spec", k) == v for k, v in wanted.items()):
+                done.append(f"confirmed by re-reading after {why}")
+                return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
+        raise ActionFailed(
+            f"{request.kind.value} of {target} did not take effect ({why}); re-reading shows it unchanged"
+            + (f" after: {'; '.join(done)}" if done else "")
+            + ". It is safe to try again."
+        )
+
+    async def execute_many(self, requests: Sequence[ActionRequest]) -> list[ActionResult]:
+        """A bulk action, reported per job: one failure does not stop the others."""
+        results: list[ActionResult] = []
+        for request in requests:
+            try:
+                results.append(await self.execute(request))
+            except HpctopError as exc:
+                results.append(self._result(request, False, exc.detail))
+        return results
+
+
+_VERBS = {
+    ActionKind.CANCEL: "cancelled",
+    ActionKind.HOLD: "held",
+    ActionKind.RELEASE: "released",
+    ActionKind.REQUEUE: "requeued",
+    ActionKind.PRIORITY: "priority changed",
+    ActionKind.MOVE: "moved",
+}
+
+
+def _review(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    group = "authentication.k8s.io" if kind == "SelfSubjectReview" else "authorization.k8s.io"
+    return {"apiVersion": f"{group}/v1", "kind": kind, "spec": spec}
+
+
+def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | str:
+    """The RBAC (verb, group, resource, subresource) an action needs, or why it is never offered."""
+    if action == ActionKind.PRIORITY:
+        return PRIORITY_REFUSAL
+    if action == ActionKind.MOVE:
+        return MOVE_REFUSAL
+    spec = KINDS.get(kind)
+    if spec is None:
+        return f"not supported for {kind} on a live cluster yet"
+    group, _, plural = spec
+    if kind == "Pod":
+        return (
+            [("create", "", "pods", "eviction")]
+            if action == ActionKind.CANCEL
+            else "a bare pod cannot be held"
+        )
+    if kind == "Workload" and action in (ActionKind.CANCEL, ActionKind.REQUEUE):
+        return "not for a Kueue Workload: act on its owner job"
+    if action == ActionKind.CANCEL:
+        return [("delete", group, plural, "")]
+    return [("patch", group, plural, "")]
+
+
+def _rule_grants(rule: Mapping[str, Any], verb: str, group: str, resource: str, sub: str) -> bool:
+    verbs = rule.get("verbs") or []
+    groups = rule.get("apiGroups") or []
+    resources = rule.get("resources") or []
+    if "*" not in verbs and verb not in verbs:
+        return False
+    if "*" not in groups and group not in groups:
+        return False
+    full = f"{resource}/{sub}" if sub else resource
+    return any(r in ("*", full) or (sub and r in (f"{resource}/*", f"*/{sub}")) for r in resources)
+
+
+# -- gang binding --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One gang member and the node it goes to; uid (and RV) become the Binding's preconditions."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    resource_version: str = ""
+
+    @classmethod
+    def of(cls, pod: Pod, node: str) -> Assignment:
+        return cls(pod.namespace, pod.name, pod.uid, node, pod.resource_version)
+
+    @property
+    def path(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/pods/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class BindOutcome:
+    assignment: Assignment
+    #: bound | failed | not-tried | rolled-back | stranded
+    state: str
+    status: int | None = None
+    message: str = ""
+    audit_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GangBindResult:
+    outcomes: tuple[BindOutcome, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(o.state == "bound" for o in self.outcomes)
+
+    @property
+    def stranded(self) -> tuple[BindOutcome, ...]:
+        """Members left bound after a failed gang (their rollback delete failed too)."""
+        return tuple(o for o in self.outcomes if o.state == "stranded")
+
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for outcome in self.outcomes:
+            counts[outcome.state] = counts.get(outcome.state, 0) + 1
+        return ", ".join(f"{n} {state}" for state, n in counts.items())
+
+
+@dataclass
+class _BindTry:
+    retries: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+async def _bind_one(
+    client: KubeClient, a: Assignment, *, max_retries: int, sleep: Callable[[float], Awaitable[None]]
+) -> BindOutcome:
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": a.name, "namespace": a.namespace, "uid": a.uid},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": a.node},
+    }
+    if a.resource_version:
+        body["metadata"]["resourceVersion"] = a.resource_version
+    attempt = _BindTry()
+    while True:
+        try:
+            response = await client.request(
+                "POST", a.path + "/binding", params={"fieldManager": FIELD_MANAGER}, body=body
+            )
+        except (ServerUnreachable, StreamBroken) as exc:
+            response = None
+            why = exc.detail
+        if response is not None and response.ok:
+            return BindOutcome(a, "bound", response.status, audit_id=response.audit_id)
+        if response is not None and response.status == 429 and attempt.retries < max_retries:
+            error = response.error()
+            attempt.retries += 1
+            await sleep(min(error.retry_after if error and error.retry_after else 1.0, 5.0))
+            continue
+        if response is not None and response.status < 500 and response.status != 409:
+            return BindOutcome(a, "failed", response.status, _message(response), response.audit_id)
+        # 409 (already bound: maybe our own earlier try), 5xx or no answer: the outcome is decided
+        # by re-reading the pod by uid, never by sending the Binding again blindly (M5).
+        if response is not None:
+            why = f"HTTP {response.status}: {_message(response)}"
+        read = await client.request("GET", a.path)
+        pod = read.json() if read.ok else None
+        if isinstance(pod, dict) and _dig(pod, "metadata", "uid") == a.uid:
+            bound_to = _dig(pod, "spec", "nodeName")
+            if bound_to == a.node:
+                return BindOutcome(a, "bound", response.status if response else None, f"confirmed ({why})")
+            if bound_to:
+                return BindOutcome(
+                    a, "failed", response.status if response else None, f"already bound to {bound_to} ({why})"
+                )
+            if response is not None and response.status != 409 and attempt.retries < max_retries:
+                attempt.retries += 1  # a transient 5xx, and the pod is still unbound: safe to try again
+                await sleep(0.5)
+                continue
+        elif read.status == 404 or isinstance(pod, dict):
+            return BindOutcome(
+                a, "failed", response.status if response else None, f"pod gone or replaced ({why})"
+            )
+        return BindOutcome(a, "failed", response.status if response else None, why)
+
+
+async def bind_gang(
+    client: KubeClient,
+    assignments: Sequence[Assignment],
+    *,
+    max_retries: int = 2,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> GangBindResult:
+    """Bind a gang's pods all-or-none, as far as the API allows.
+
+    The API server has no multi-object transaction: a gang bind is N Binding creates
+    (``POST pods/{n}/binding``), each carrying the pod's uid (and RV) as preconditions, so a pod
+    recreated under the same name is never bound by accident. The rule:
+
+    1. Bind the members one by one, in order. Transient errors (429, 5xx, no answer) are settled by
+       re-reading the pod by uid (bound to our node = success) and retried at most ``max_retries``
+       times while the pod is still unbound; a 409 (bound elsewhere, or a new uid) is final.
+    2. On the first member that fails, stop: the rest are not bound ("not-tried").
+    3. A bound pod cannot be unbound (``spec.nodeName`` is immutable), so every member bound so
+       far is **deleted** (uid precondition, ``gracePeriodSeconds: 0``, Background): its
+       controller (Job, JobSet, ...) recreates it unbound and the gang is scheduled again later.
+       Gang members must therefore be controller-owned; a bare pod would be lost.
+    4. A member whose rollback delete fails is reported "stranded": bound, with the gang broken.
+
+    Returns the outcome per member; ``ok`` only when all are bound.
+    """
+    outcomes: list[BindOutcome] = []
+    failed_at: int | None = None
+    for index, a in enumerate(assignments):
+        outcome = await _bind_one(client, a, max_retries=max_retries, sleep=sleep)
+        outcomes.append(outcome)
+        if outcome.state != "bound":
+            failed_at = index
+            break
+    if failed_at is None:
+        return GangBindResult(tuple(outcomes))
+    final: list[BindOutcome] = []
+    for outcome in outcomes[:failed_at]:
+        final.append(await _roll_back(client, outcome))
+    final.append(outcomes[failed_at])
+    final.extend(BindOutcome(a, "not-tried") for a in assignments[failed_at + 1 :])
+    return GangBindResult(tuple(final))
+
+
+async def _roll_back(client: KubeClient, outcome: BindOutcome) -> BindOutcome:
+    a = outcome.assignment
+    options = {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "propagationPolicy": "Background",
+        "gracePeriodSeconds": 0,
+        "preconditions": {"uid": a.uid},
+    }
+    try:
+        response = await client.request("DELETE", a.path, body=options)
+    except (ServerUnreachable, StreamBroken) as exc:
+        return BindOutcome(a, "stranded", None, f"bound; rollback delete got no answer ({exc.detail})")
+    if response.ok or response.status == 404:
+        return BindOutcome(
+            a, "rolled-back", response.status, "deleted so its controller recreates it unbound"
+        )
+    return BindOutcome(a, "stranded", response.status, f"bound; rollback delete failed: {_message(response)}")
+
+
+# -- the synchronous adapter -----------------------------------------------------------------------
+
+
+class _LoopThread:
+    """An event loop running in a daemon thread, for callers that are not coroutines."""
+
+    def __init__(self, name: str = "hpctop-actions") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        if not self.loop.is_running():
+            self.loop.close()
+
+
+class KubeActuator:
+    """The :class:`~hpctop.actions.requests.Actuator` protocol over :class:`KubeActions`.
+
+    Each call runs the core's coroutine on ``loop`` (by default a private loop in a daemon thread,
+    which then also owns the core's HTTP session) and waits at most ``timeout`` seconds. Calling
+    from the thread that runs ``loop`` would deadlock, so it raises instead.
+    """
+
+    def __init__(
+        self,
+        core: KubeActions,
+        *,
+        loop: asyncio.AbstractEventLoop | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.core = core
+        self._own: _LoopThread | None = None
+        if loop is None:
+            self._own = _LoopThread()
+            loop = self._own.loop
+        self.loop = loop
+        self.timeout = timeout
+
+    @property
+    def read_only(self) -> bool:
+        return self.core.read_only
+
+    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            coro.close()
+            raise RuntimeError("KubeActuator called from its own event loop: await KubeActions instead")
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(self.timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise ActionFailed(
+                f"no answer within {self.timeout:g}s; the outcome is unknown: check the cluster "
+                "before retrying"
+            ) from None
+
+    def preview(self, request: ActionRequest) -> Preview:
+        return self._call(self.core.preview(request))
+
+    def execute(self, request: ActionRequest) -> ActionResult:
+        return self._call(self.core.execute(request))
+
+    def permissions(self, namespace: str, kind: str) -> dict[ActionKind, Permission]:
+        return self._call(self.core.permissions(namespace, kind))
+
+    def close(self) -> None:
+        if self._own is not None:
+            with_timeout = asyncio.run_coroutine_threadsafe(self.core.close(), self.loop)
+            try:
+                with_timeout.result(5)
+            finally:
+                self._own.stop()
+
+
+__all__ = [
+    "FIELD_MANAGER",
+    "HELD_ANNOTATION",
+    "Assignment",
+    "BindOutcome",
+    "GangBindResult",
+    "KubeActions",
+    "KubeActuator",
+    "Permission",
+    "StaleTarget",
+    "Step",
+    "Target",
+    "bind_gang",
+    "diff",
+    "summarize",
+]
