@@ -3,7 +3,8 @@
 Scripts and cron jobs want what ``squeue`` gives: one consistent look, printed, and an exit. So
 this lists each resource once through the live read path (real kubeconfig loading, real HTTP,
 the same decoder and store as the console) and runs the scheduling core over the snapshot with
-hpctop's default policy (one partition per GPU product plus ``cpu``; queues from the jobs' queue
+hpctop's default policy (one partition per GPU product plus ``cpu``) and the queues the cluster's
+schedulers define (Kueue ClusterQueues and Cohorts, Volcano Queues; else the jobs' queue
 labels), so pending jobs get the same reasons, priorities and ETAs as in the demo. A resource the
 user may not list is left out and named in ``notes`` rather than failing the whole table.
 """
@@ -14,6 +15,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.runtime.live import list_once
@@ -45,7 +47,8 @@ def read_cluster(
     store = asyncio.run(list_once(kubeconfig, context, namespace, notes=notes))
     now = time.time()
     snapshot = store.snapshot()
-    chosen = policy or Policy()
+    # the queues the cluster's own schedulers define (Kueue, Volcano, YuniKorn) give the quotas
+    chosen = policy_from_snapshot(snapshot, policy or Policy())
     result = schedule(snapshot, chosen, now)
     source = f"context:{context}" if context else "kubeconfig"
     return ClusterView(chosen, now, snapshot, result, source, notes)
