@@ -166,6 +166,7 @@ class RecordStats:
     bytes: int
     seconds: float
     connection: str = ""
+    stopped: bool = True  # the reflectors ended within the quit deadline
 
 
 def record_live(
@@ -208,10 +209,10 @@ def record_live(
         pass
     finally:
         connection = session.connection if session is not None else ""
-        if session is not None:
-            session.close()
+        stopped = session.close() if session is not None else True
         recorder.close()
-    return RecordStats(recorder.path, recorder.events, recorder.bytes, time.monotonic() - started, connection)
+    seconds = time.monotonic() - started
+    return RecordStats(recorder.path, recorder.events, recorder.bytes, seconds, connection, stopped)
 
 
 class _RecordedSession(Session):

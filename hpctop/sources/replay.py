@@ -14,11 +14,12 @@ still evidence. A file that is not a recording at all (wrong header, newer forma
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 
@@ -47,7 +48,7 @@ class Line:
     resource_version: str = ""
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: Path) -> io.BufferedIOBase:
     try:
         raw = path.open("rb")
     except OSError as exc:
@@ -55,16 +56,29 @@ def _open(path: Path) -> BinaryIO:
     magic = raw.read(2)
     raw.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw, mode="rb")
     return raw  # plain JSON lines are accepted too (hand-made test inputs, ``zcat`` output)
 
 
-def _lines(stream: BinaryIO) -> Iterator[bytes | None]:
-    """The file's lines; a None at the end when the stream was cut (no gzip trailer, bad block)."""
+def _lines(stream: io.BufferedIOBase) -> Iterator[bytes | None]:
+    """The file's lines; a None at the end when the stream was cut (no gzip trailer, bad block).
+
+    Read in chunks with ``read1`` and split here, not with ``readline``: when a gzip stream ends
+    early, ``readline`` drops the partial line it was assembling, and that half line must reach
+    the caller to be counted as skipped.
+    """
+    rest = b""
     try:
-        yield from stream
+        while chunk := stream.read1(1 << 16):
+            *lines, rest = (rest + chunk).split(b"\n")
+            yield from lines
     except (EOFError, zlib.error, gzip.BadGzipFile, OSError):
+        if rest:
+            yield rest
         yield None
+        return
+    if rest:
+        yield rest
 
 
 class Recording:
