@@ -40,6 +40,7 @@ from typing import Self
 
 from hpctop.actions.requests import ActionRequest, ActionResult, Actuator, Preview
 from hpctop.errors import ActionRefused
+from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.events import WatchEvent
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
@@ -165,7 +166,8 @@ class LiveConsoleSession:
     ) -> None:
         self.connection_settings = connection
         self.namespace = namespace
-        self.policy = policy if policy is not None else Policy()
+        self._base_policy = policy if policy is not None else Policy()
+        self.policy = self._base_policy
         self.source_name = source_name or (f"context:{connection.context}" if connection.context else "live")
         self.speed = 1.0  # real time; the console shows no clock for live sources
         self.lock = threading.RLock()
@@ -374,6 +376,8 @@ class LiveConsoleSession:
             snapshot = self.store.snapshot()  # LockedStore: under the lock shared with the reflectors
             now = self._clock()
             started = time.perf_counter()
+            # quotas from the cluster's own schedulers (Kueue, Volcano, YuniKorn) when it has them
+            self.policy = policy_from_snapshot(snapshot, self._base_policy)
             result = self._schedule(snapshot, self.policy, now)
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from hpctop.actions.requests import ActionRequest, ActionResult, Actuator, Preview
 from hpctop.errors import ActionRefused
+from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
 from hpctop.runtime.live_console import LiveConsoleSession
@@ -77,7 +78,8 @@ class ReplaySession:
     ) -> None:
         self.recording = Recording(path)
         self.started = self.recording.started
-        self.policy = policy if policy is not None else Policy()
+        self._base_policy = policy if policy is not None else Policy()
+        self.policy = self._base_policy
         self.source_name = f"replay:{Path(path).name}"
         self.speed = speed
         self.interval = interval
@@ -151,6 +153,8 @@ class ReplaySession:
                 self.result = replace(self.result, now=now)
                 return
             self.snapshot = self.store.snapshot()
+            # quotas from the recorded cluster's own schedulers when it has them
+            self.policy = policy_from_snapshot(self.snapshot, self._base_policy)
             self.result = self._schedule(self.snapshot, self.policy, now)
             self.schedule_runs += 1
             self._view_version = self.store.version

@@ -264,7 +264,7 @@ class HpctopApp(App[None]):
             source=self.session.source_name,
             connection=connection,
             age=age,
-            stale=age > self.stale_after or connection == "stale",
+            stale=age > self.stale_after or connection.startswith("stale"),
             nodes=len(snapshot.nodes),
             nodes_down=down,
             gpus_free=round(free, 3),

@@ -42,9 +42,8 @@ class StatusBar(Static):
         t.append(" hpctop ", style=f"bold reverse {colours.get('primary', '')}")
         t.append(" ")
         t.append(sanitize_display(info.source, cap=60), style="bold")
-        t.append(
-            f"  {info.connection}", style=colours.get("success", "") if info.connection != "stale" else ""
-        )
+        fresh = not info.connection.startswith("stale")
+        t.append(f"  {info.connection}", style=colours.get("success", "") if fresh else "")
         age = "age " + (fmt_duration(info.age) if info.age >= 1 else "<1s")
         if info.stale:
             t.append("  STALE ", style=f"bold reverse {colours.get('stale', '')}")
