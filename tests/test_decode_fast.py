@@ -1,0 +1,192 @@
+"""The Pod fast path (TypedDicts + ``pod_from_dict``) against the reference (wire models + ``pod_from_wire``).
+
+Why: pods skip the nested pydantic models for speed (PERFORMANCE.md P1/P3), so the two paths must
+agree on every object: the same :class:`Pod` for what both accept, a refusal for what either
+refuses (malformed objects are refused whole, never half-applied).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from hpctop.errors import QuantityError
+from hpctop.model.decode import DecodeError, PodEvent, decode_event, decode_list, pod_from_wire
+from hpctop.model.objects import Pod
+from tests.model_fixtures import event, pod
+
+WORDS = st.text(alphabet="abcxyz-./0123456789", min_size=0, max_size=8)
+NAMES = st.sampled_from(["p", "w-0", "train-1"] * 3 + [""])
+WEIRD: st.SearchStrategy[Any] = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False), WORDS
+)
+
+
+def maybe(strategy: st.SearchStrategy[Any], weird: float = 0.02) -> st.SearchStrategy[Any]:
+    """Mostly a well-typed value, with probability ``weird`` anything (the refusals must match too)."""
+    valid = round(1 / weird) - 1
+    return st.sampled_from([False] * valid + [True]).flatmap(lambda odd: WEIRD if odd else strategy)
+
+
+QUANTITY = st.one_of(
+    st.sampled_from(["1", "500m", "80Gi", "1.5Ti", "2e3", "0", "-1", "4", "1Gi", "8"]),
+    maybe(st.just("1"), 0.05),  # now and then garbage: "lots", "", None, ...
+    st.integers(0, 64),
+    st.floats(0, 8, allow_nan=False),
+)
+RESOURCE_NAMES = st.sampled_from(
+    ["cpu", "memory", "nvidia.com/gpu", "nvidia.com/mig-1g.5gb", "pods", "example.com/fpga"]
+)
+RESOURCE_MAP = st.dictionaries(RESOURCE_NAMES, QUANTITY, max_size=4)
+ANNOTATION_KEYS = st.sampled_from(
+    [
+        "yunikorn.apache.org/task-groups",
+        "alibabacloud.com/gpu-milli",
+        "alibabacloud.com/gpu-count",
+        "alibabacloud.com/gpu-card-model",
+        "alibabacloud.com/gpu-index",
+        "hpctop.io/user",
+        "unrelated.example.com/x",
+        "prometheus.io/scrape",
+    ]
+)
+ANNOTATION_VALUES = st.sampled_from(["1", "250", "0-1", "T4|V100", "|", "true", "[]"] * 3 + ["", "0-x"])
+TIMES = st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:01:30+00:00", ""] * 5 + ["yesterday"])
+
+
+def optional(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({}, optional=fields)
+
+
+CONTAINER = optional(
+    name=WORDS,
+    resources=maybe(optional(requests=maybe(RESOURCE_MAP), limits=maybe(RESOURCE_MAP))),
+)
+TOLERATION = optional(
+    key=maybe(WORDS),
+    operator=maybe(st.sampled_from(["Equal", "Exists"])),
+    value=maybe(WORDS),
+    effect=maybe(st.sampled_from(["NoSchedule", "NoExecute"])),
+    tolerationSeconds=st.integers(0, 300),
+)
+CONDITION = st.fixed_dictionaries(
+    {"type": maybe(st.sampled_from(["PodScheduled", "Ready", "Initialized"]), 0.05)},
+    optional={
+        "status": maybe(st.sampled_from(["True", "False", "Unknown"])),
+        "reason": maybe(st.sampled_from(["Unschedulable", "SchedulingGated", ""])),
+        "message": maybe(WORDS),
+    },
+)
+STATE = optional(terminated=maybe(optional(reason=maybe(WORDS), finishedAt=maybe(TIMES))))
+CONTAINER_STATUS = optional(
+    restartCount=maybe(st.integers(0, 5)), state=maybe(STATE), lastState=maybe(STATE), image=WORDS
+)
+OWNER = optional(
+    apiVersion=maybe(st.sampled_from(["batch/v1", "apps/v1"])),
+    kind=maybe(st.sampled_from(["Job", "ReplicaSet"])),
+    name=maybe(NAMES),
+    uid=WORDS,
+    controller=maybe(st.booleans()),
+)
+OPTIONAL_METADATA: dict[str, st.SearchStrategy[Any]] = {
+    "uid": maybe(WORDS),
+    "resourceVersion": maybe(st.sampled_from(["1", "42"])),
+    "labels": maybe(st.dictionaries(WORDS, maybe(WORDS, 0.05), max_size=3)),
+    "annotations": maybe(st.dictionaries(ANNOTATION_KEYS, maybe(ANNOTATION_VALUES, 0.05), max_size=4)),
+    "ownerReferences": maybe(st.lists(maybe(OWNER, 0.05), max_size=2)),
+    "creationTimestamp": maybe(TIMES),
+    "deletionTimestamp": maybe(TIMES),
+}
+METADATA = st.fixed_dictionaries(
+    {"name": maybe(NAMES, 0.02), "namespace": maybe(st.sampled_from(["team-a"] * 8 + [""]), 0.02)},
+    optional=OPTIONAL_METADATA,
+)
+SPEC = optional(
+    nodeName=maybe(st.sampled_from(["", "n1"])),
+    schedulerName=maybe(st.sampled_from(["yunikorn", "default-scheduler"])),
+    containers=maybe(st.lists(maybe(CONTAINER, 0.05), max_size=3), 0.05),
+    initContainers=maybe(st.lists(CONTAINER, max_size=2)),
+    overhead=maybe(RESOURCE_MAP),
+    nodeSelector=maybe(
+        st.dictionaries(st.sampled_from(["nvidia.com/gpu.product", "zone"]), maybe(WORDS, 0.05), max_size=2)
+    ),
+    tolerations=maybe(st.lists(maybe(TOLERATION, 0.05), max_size=3)),
+    priority=maybe(st.integers(-10, 10)),
+    priorityClassName=maybe(WORDS),
+    schedulingGates=maybe(st.lists(st.fixed_dictionaries({"name": maybe(WORDS, 0.05)}), max_size=2)),
+    activeDeadlineSeconds=maybe(st.integers(0, 100)),
+    volumes=st.lists(optional(name=WORDS), max_size=2),
+)
+STATUS = optional(
+    phase=maybe(st.sampled_from(["Pending", "Running", "Succeeded", "Failed"])),
+    reason=maybe(WORDS),
+    startTime=maybe(TIMES),
+    conditions=maybe(st.lists(maybe(CONDITION, 0.05), max_size=3)),
+    containerStatuses=maybe(st.lists(maybe(CONTAINER_STATUS, 0.05), max_size=2)),
+)
+POD = st.fixed_dictionaries(
+    {"metadata": maybe(METADATA, 0.02)}, optional={"spec": maybe(SPEC, 0.02), "status": maybe(STATUS, 0.02)}
+)
+
+
+def reference(raw: bytes) -> Pod | None:
+    """The wire-model path: ``None`` where it refuses the object."""
+    try:
+        return pod_from_wire(PodEvent.model_validate_json(raw).object)
+    except (ValidationError, DecodeError, QuantityError, ValueError):
+        return None
+
+
+def fast(raw: bytes) -> Pod | None:
+    try:
+        obj = decode_event("Pod", raw).obj
+    except DecodeError:
+        return None
+    assert isinstance(obj, Pod)
+    return obj
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(POD)
+def test_fast_path_matches_the_wire_models(obj: dict[str, Any]) -> None:
+    raw = event("MODIFIED", obj)
+    assert fast(raw) == reference(raw)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(POD, max_size=4))
+def test_list_pages_keep_what_the_items_keep(items: list[dict[str, Any]]) -> None:
+    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": items})
+    decoded = decode_list("Pod", page)
+    expected = [p for p in (reference(event("ADDED", item)) for item in items) if p is not None]
+    assert decoded.objects == expected
+    assert len(decoded.skipped) == len(items) - len(expected)
+
+
+def test_realistic_pod_is_the_same_both_ways() -> None:
+    from bench.payloads import pod_events
+
+    for raw in pod_events(16, per_job=4):
+        assert fast(raw) == reference(raw) is not None
+
+
+def test_pods_of_one_template_share_their_parts() -> None:
+    a = fast(event("ADDED", pod("w-0", owner=("Job", "j"), gpus=8, annotations={"hpctop.io/user": "ann"})))
+    b = fast(event("ADDED", pod("w-1", owner=("Job", "j"), gpus=8, annotations={"hpctop.io/user": "ann"})))
+    assert a is not None and b is not None
+    assert a.requests is b.requests and a.owner is b.owner and a.annotations is b.annotations
+    assert a.labels is not b.labels  # labels are per pod (not shared: they rarely repeat whole)
+
+
+@pytest.mark.parametrize("bad", ["1.5", "x"])
+def test_wrong_typed_fields_are_refused_whole(bad: str) -> None:
+    obj = pod("p")
+    obj["status"]["containerStatuses"] = [{"restartCount": bad}]
+    with pytest.raises(DecodeError):
+        decode_event("Pod", event("ADDED", obj))
+    assert reference(event("ADDED", obj)) is None
