@@ -276,6 +276,67 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     record.set_defaults(handler=_cmd_record)
 
+    schedule = commands.add_parser(
+        "schedule",
+        help="run hpctop as the scheduler of a live cluster: bind pods whose schedulerName is hpctop's",
+        description="Watch a live cluster and bind the pending pods whose spec.schedulerName is "
+        "--scheduler-name, whole gangs or nothing, with hpctop's scheduling core (queues, fair share, "
+        "priority, backfill). One instance binds at a time (a Lease); the others stand by. "
+        "See docs/scheduler.md.",
+    )
+    quiet = argparse.SUPPRESS
+    target = schedule.add_argument_group("cluster")
+    target.add_argument(
+        "--kubeconfig", metavar="PATH", default=quiet, help="kubeconfig (default: $KUBECONFIG, in-cluster)"
+    )
+    target.add_argument("--context", metavar="NAME", default=quiet, help="kubeconfig context")
+    target.add_argument(
+        "--namespace",
+        metavar="NS",
+        default=quiet,
+        help="bind this namespace's pods only (all pods are still watched; default: every namespace)",
+    )
+    target.add_argument("--config", metavar="PATH", default=quiet, help="config file (default: XDG location)")
+    target.add_argument(
+        "--read-only", action="store_true", default=quiet, help="read-only mode: refuses to start schedule"
+    )
+    run = schedule.add_argument_group("scheduling")
+    run.add_argument(
+        "--scheduler-name",
+        metavar="NAME",
+        default="hpctop",
+        help="bind only pods with this spec.schedulerName (default: hpctop)",
+    )
+    run.add_argument(
+        "--interval",
+        metavar="SECONDS",
+        type=_speed,
+        default=5.0,
+        help="seconds between scheduling cycles (default: 5)",
+    )
+    run.add_argument("--once", action="store_true", help="run one cycle and exit")
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the decisions; bind nothing, post no Events, take no lease",
+    )
+    elect = schedule.add_argument_group("leader election")
+    elect.add_argument(
+        "--lease-namespace",
+        metavar="NS",
+        help="namespace of the Lease (default: the context's namespace, else default)",
+    )
+    elect.add_argument(
+        "--lease-name",
+        metavar="NAME",
+        default="hpctop-scheduler",
+        help="Lease name (default: hpctop-scheduler)",
+    )
+    elect.add_argument(
+        "--identity", metavar="ID", help="this instance's holder identity (default: hostname_random)"
+    )
+    schedule.set_defaults(handler=_cmd_schedule)
+
     version = commands.add_parser("version", help="print the version")
     version.set_defaults(handler=_cmd_version)
     return parser
@@ -497,7 +558,7 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
         from hpctop.runtime.live_console import LiveConsoleSession
 
         # Connect before Textual starts: an exec credential plugin may prompt on this terminal.
-        live = LiveConsoleSession.connect(*_live_target(args, settings))
+        live = LiveConsoleSession.connect(*_live_target(args, settings), read_only=settings.read_only)
     try:
         session = live if live is not None else open_session(args, settings)
         app = _load_make_app()(
@@ -557,6 +618,40 @@ def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
         f"{what}, to {path}",
         file=sys.stderr,
     )
+    return 0
+
+
+def _cmd_schedule(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``hpctop schedule``: refused in read-only mode, else the headless scheduler until Ctrl-C."""
+    if settings.read_only:
+        raise UsageError(
+            "schedule binds pods, deletes the members of a gang that cannot be completed and writes "
+            "Events and a Lease: it cannot run in read-only mode (--read-only or read_only in the "
+            "config); drop read-only to run it"
+        )
+    import asyncio
+
+    from hpctop.runtime.scheduler import SchedulerOptions, run_schedule
+
+    kubeconfig, context, namespace = _live_target(args, settings)
+    options = SchedulerOptions(
+        scheduler_name=args.scheduler_name,
+        interval=args.interval,
+        dry_run=args.dry_run,
+        namespace=namespace,
+        lease_namespace=args.lease_namespace,
+        lease_name=args.lease_name,
+        identity=args.identity or "",
+    )
+
+    def log(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    try:
+        asyncio.run(run_schedule(kubeconfig, context, options, once=args.once, log=log))
+    except KeyboardInterrupt:  # the lease is released on the way out
+        return 130
     return 0
 
 

@@ -22,8 +22,14 @@ refreshes when the store changed since the last view, or when the view is older 
 ``idle_refresh`` (ages and ETAs move on even when the cluster is quiet). A burst of ten thousand
 events between two ticks is one snapshot and one scheduling run: coalescing falls out of polling.
 
-Actions are not built for live clusters yet (the write path is another piece of work), so the
-actuator refuses everything, with a message that says so rather than "read-only".
+Actions (``docs/actions.md``): the session's actuator is a :class:`~hpctop.actions.kube.KubeActuator`
+over :class:`~hpctop.actions.kube.KubeActions`, on a loop thread of its own (not the reflectors'
+loop: a first list's decoding burst must not delay a confirmed cancel, and the console calls it
+from a worker thread, never from Textual's loop). Its client is made with ``read_only`` too, and in
+read-only mode a :class:`~hpctop.actions.requests.ReadOnlyActuator` wraps it: the screen layer
+refuses first, and the transport refuses again before any socket I/O if anything slips past (two
+layers, RELIABILITY.md §2.4). Every mutation is written to the local audit log
+(:mod:`hpctop.actions.audit`), whose records for a job the console shows in the job detail.
 """
 
 from __future__ import annotations
@@ -31,17 +37,21 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from hpctop.actions.requests import ActionRequest, ActionResult, Actuator, Preview
-from hpctop.errors import ActionRefused
+from hpctop.actions.audit import AuditLog, AuditRecord
+from hpctop.actions.kube import KINDS, KubeActions, KubeActuator, Permission
+from hpctop.actions.requests import ActionKind, Actuator, ReadOnlyActuator
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.events import WatchEvent
+from hpctop.model.objects import JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
 from hpctop.scheduling.types import ScheduleResult
@@ -52,7 +62,10 @@ from hpctop.sources.kube.transport import KubeClient
 
 ScheduleFn = Callable[[Snapshot, Policy, float], ScheduleResult]
 
-NOT_YET = "actions on live clusters are not available yet (hpctop reads the cluster only)"
+#: owner kinds hpctop can act on (the rest are refused with a reason by the actuator)
+ACTION_KINDS: tuple[str, ...] = tuple(KINDS)
+#: seconds one action call may wait for the server (the outcome is then reported unknown)
+ACTION_TIMEOUT = 30.0
 #: real seconds after which the view is rebuilt even when nothing changed (ages, ETAs)
 IDLE_REFRESH = 5.0
 #: how long quitting may wait for the reflectors (RELIABILITY.md §1.5: the app exits within 1 s)
@@ -83,26 +96,6 @@ class LockedStore(Store):
     def snapshot(self) -> Snapshot:
         with self.lock:
             return super().snapshot()
-
-
-class LiveActuator:
-    """Refuses every action on a live cluster, saying that the feature is missing (not forbidden)."""
-
-    refused: list[ActionRequest]
-
-    def __init__(self) -> None:
-        self.refused = []
-
-    @property
-    def read_only(self) -> bool:
-        return True
-
-    def preview(self, request: ActionRequest) -> Preview:
-        return Preview(request, False, (), refusal=NOT_YET)
-
-    def execute(self, request: ActionRequest) -> ActionResult:
-        self.refused.append(request)
-        raise ActionRefused(NOT_YET)
 
 
 def connection_text(statuses: Mapping[str, ReflectorStatus], now: float) -> str:
@@ -163,6 +156,9 @@ class LiveConsoleSession:
         idle_refresh: float = IDLE_REFRESH,
         loop: asyncio.AbstractEventLoop | None = None,
         client_factory: Callable[[Connection], KubeClient] | None = None,
+        read_only: bool = True,
+        audit_path: str | os.PathLike[str] | None = None,
+        action_timeout: float = ACTION_TIMEOUT,
     ) -> None:
         self.connection_settings = connection
         self.namespace = namespace
@@ -172,7 +168,17 @@ class LiveConsoleSession:
         self.speed = 1.0  # real time; the console shows no clock for live sources
         self.lock = threading.RLock()
         self.store: Store = LockedStore(clock, self.lock)
-        self.actuator: Actuator = LiveActuator()
+        # Two layers in read-only mode (RELIABILITY.md §2.4): ReadOnlyActuator refuses at the
+        # screen's level, and the client itself refuses any mutating verb before socket I/O.
+        self.audit = AuditLog(audit_path)
+        self.kube_actuator = KubeActuator(
+            KubeActions(KubeClient(connection, read_only=read_only), audit=self.audit),
+            timeout=action_timeout,
+        )
+        self.actuator: Actuator = ReadOnlyActuator(self.kube_actuator) if read_only else self.kube_actuator
+        #: the console runs previews and executes in a worker thread (they are HTTP round trips)
+        self.actions_in_thread = True
+        self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
         self._clock = clock
         self._resources = tuple(resources)
@@ -207,6 +213,8 @@ class LiveConsoleSession:
         resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
         settings: ReflectorSettings | None = None,
         client_factory: Callable[[Connection], KubeClient] | None = None,
+        read_only: bool = True,
+        audit_path: str | os.PathLike[str] | None = None,
     ) -> LiveConsoleSession:
         """Load the connection (blocking, before any UI), then start the reflectors in the background.
 
@@ -230,6 +238,8 @@ class LiveConsoleSession:
             settings=settings,
             client_factory=client_factory,
             loop=loop,
+            read_only=read_only,
+            audit_path=audit_path,
         )
         session._thread = thread
         session.start()
@@ -275,6 +285,8 @@ class LiveConsoleSession:
 
     def close(self, timeout: float = STOP_TIMEOUT) -> bool:
         """Cancel the reflectors, close their streams, stop the thread; True when all ended in time."""
+        with contextlib.suppress(Exception):  # its HTTP session and loop thread; never blocks quitting
+            self.kube_actuator.close()
         loop, task, thread = self._loop, self._task, self._thread
         if loop is None or loop.is_closed():
             return True
@@ -309,6 +321,45 @@ class LiveConsoleSession:
     @property
     def read_only(self) -> bool:
         return self.actuator.read_only
+
+    @property
+    def default_namespace(self) -> str:
+        """The namespace asked about first: the session's, else the context's, else ``default``."""
+        return self.namespace or self.connection_settings.namespace or "default"
+
+    def permissions(self, namespace: str, kind: str) -> dict[ActionKind, Permission]:
+        """Which actions the identity may use on a ``kind`` in ``namespace`` (blocking: a worker calls it).
+
+        One SelfSubjectRulesReview per namespace, cached briefly by the core; in read-only mode
+        every action is refused with that reason and nothing is asked.
+        """
+        return self.kube_actuator.permissions(namespace, kind)
+
+    def identity(self) -> str:
+        """The user name the server knows us by (SelfSubjectReview; blocking: a worker calls it)."""
+        future = asyncio.run_coroutine_threadsafe(self.kube_actuator.core.whoami(), self.kube_actuator.loop)
+        try:
+            return future.result(self.kube_actuator.timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return f"context:{self.connection_settings.context or ''} (the server did not say)"
+
+    def audit_entries(self, job: JobKey, limit: int = 50) -> list[AuditRecord]:
+        """The audit log's records of one job, newest last.
+
+        The job detail asks for these on every tick while it is open, so the parsed file is kept
+        until its size or mtime changes: a quiet log is one ``stat`` per tick, not a re-read.
+        """
+        path = Path(self.audit.path)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return []
+        stamp = (st.st_mtime, st.st_size)
+        if self._audit_cache is None or self._audit_cache[0] != stamp:
+            self._audit_cache = (stamp, list(self.audit.records()))
+        wanted = "/".join(job)
+        return [r for r in self._audit_cache[1] if r.job == wanted][-limit:]
 
     @property
     def statuses(self) -> Mapping[str, ReflectorStatus]:
@@ -398,4 +449,4 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-__all__ = ["NOT_YET", "LiveActuator", "LiveConsoleSession", "LockedStore", "connection_text"]
+__all__ = ["ACTION_KINDS", "LiveConsoleSession", "LockedStore", "connection_text"]

@@ -5,6 +5,15 @@ snapshot to every pane), the key/palette wiring, and the action flow (preview �
 notify → refresh). It never mutates the session's data: it reads the session's ``snapshot`` and
 ``result`` references, which are replaced (not mutated) on each step.
 
+Actions on a live cluster are HTTP round trips (a dry run, an access review, the request itself),
+so a session that sets ``actions_in_thread`` gets its previews and executes run in a thread worker
+and the answer handed back with ``call_from_thread``: a slow or stalled API server never freezes
+the keyboard. The simulator's actuator is in memory and stays synchronous (its tests and
+snapshots see the confirmation right after the key press). A session that also offers
+:class:`LiveActions` (permissions, identity, audit log) gets the action keys greyed out where the
+cluster's rules review says "probably denied", a "What may I do?" screen, and the audit log's
+records in the job detail.
+
 Ticking: a timer every ``tick_interval`` real seconds runs ``session.step(speed * dt)`` in a thread
 worker, so a slow step (a big scenario at high speed) never blocks a keypress; rows for the jobs
 pane are built in that worker too. The session is not thread-safe, so every call into it holds
@@ -19,7 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -45,6 +54,7 @@ from hpctop.tui.sanitize import sanitize_display
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen, PromptScreen, preview_text
 from hpctop.tui.screens.detail import JobDetailScreen, detail_text
 from hpctop.tui.screens.help import HelpScreen
+from hpctop.tui.screens.permissions import PermissionsScreen, permission_lines
 from hpctop.tui.themes import DEFAULT_THEME, DEFAULT_VARIABLES, load_themes
 from hpctop.tui.widgets.charts import ChartsPane
 from hpctop.tui.widgets.gpus import GpuPane
@@ -52,8 +62,16 @@ from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
 from hpctop.tui.widgets.status import StatusBar, StatusInfo
 
+if TYPE_CHECKING:
+    from hpctop.actions.audit import AuditRecord
+    from hpctop.actions.kube import Permission
+
 SIMULATED_PREFIXES = ("demo", "scenario", "sample", "replay")
+#: owner kinds whose permissions are asked together (one rules review per namespace covers all)
+PERMISSION_KINDS = ("Job", "Deployment", "Pod", "Workload")
+ACTION_VALUES = frozenset(k.value for k in ActionKind)
 W = TypeVar("W", bound=Widget)
+T = TypeVar("T")
 
 
 class SessionLike(Protocol):
@@ -72,6 +90,20 @@ class SessionLike(Protocol):
     def step(self, virtual_seconds: float) -> None: ...
 
     def refresh(self) -> None: ...
+
+
+@runtime_checkable
+class LiveActions(Protocol):
+    """What a live session adds for actions: permissions, identity, the audit log (all blocking)."""
+
+    @property
+    def default_namespace(self) -> str: ...
+
+    def permissions(self, namespace: str, kind: str) -> Mapping[ActionKind, Permission]: ...
+
+    def identity(self) -> str: ...
+
+    def audit_entries(self, job: JobKey, limit: int = 50) -> list[AuditRecord]: ...
 
 
 class HpctopApp(App[None]):
@@ -123,6 +155,14 @@ class HpctopApp(App[None]):
         self.result = session.result
         self.publishes = 0
         self.skipped_ticks = 0
+        self.live: LiveActions | None = session if isinstance(session, LiveActions) else None
+        self.actions_in_thread = bool(getattr(session, "actions_in_thread", False))
+        #: (namespace, owner kind) → what the rules review says; absent: not asked yet
+        self.permission_cache: dict[tuple[str, str], Mapping[ActionKind, Permission]] = {}
+        self._permissions_pending: set[str] = set()
+        self._binding_state: object = None
+        #: an action is waiting for the server: a second one is refused rather than interleaved
+        self.action_busy = False
 
     # -- composition -----------------------------------------------------------------------------
 
@@ -159,6 +199,8 @@ class HpctopApp(App[None]):
         )
         if self.tick_interval > 0:
             self.set_interval(self.tick_interval, self.tick, name="tick")
+        if self.live is not None and not self.read_only:
+            self.fetch_permissions(self.live.default_namespace)
 
     def _main(self, kind: type[W], selector: str) -> W:
         """A widget of the main screen, whichever screen is on top (detail, help, a modal)."""
@@ -248,6 +290,7 @@ class HpctopApp(App[None]):
         screen = self.screen
         if isinstance(screen, JobDetailScreen):
             screen.refresh_body()
+        self._sync_bindings()
 
     def _update_status(self) -> None:
         running, pending = getattr(self, "_status_counts", (0, 0))
@@ -292,15 +335,164 @@ class HpctopApp(App[None]):
     # -- read-only -------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.read_only and action == "job_action":
-            return False
+        if action == "job_action":
+            if self.read_only:
+                return False
+            permission = self.permission_for(str(parameters[0])) if parameters else None
+            # None greys the key out in the footer: the rules review is only a hint, but acting
+            # against "probably denied" is not offered (help and "What may I do?" say why).
+            return None if permission is not None and permission.allowed is False else True
         return not (action in ("speed", "pause") and not self.simulated)
+
+    # -- permissions (live sessions) -------------------------------------------------------------
+
+    def _current_key(self) -> JobKey | None:
+        screen = self.screen
+        if isinstance(screen, JobDetailScreen):
+            return screen.key
+        try:
+            return self._main(JobsTable, "#jobs").current_key
+        except NoMatches:
+            return None
+
+    def permission_for(self, kind: str, key: JobKey | None = None) -> Permission | None:
+        """What the rules review said about ``kind`` on the selected job (None: unknown or not asked).
+
+        A namespace not asked yet is asked now, in a worker; the footer follows when it answers.
+        """
+        if self.live is None or self.read_only or kind not in ACTION_VALUES:
+            return None
+        key = key if key is not None else self._current_key()
+        if key is None:
+            return None
+        namespace, owner, _ = key
+        permissions = self.permission_cache.get((namespace, owner))
+        if permissions is None:
+            self.fetch_permissions(namespace)
+            return None
+        return permissions.get(ActionKind(kind))
+
+    def fetch_permissions(self, namespace: str) -> None:
+        """Ask the rules review of ``namespace`` for every owner kind, off Textual's loop."""
+        live = self.live
+        if live is None or self.read_only or namespace in self._permissions_pending:
+            return
+        self._permissions_pending.add(namespace)
+
+        def ask() -> dict[tuple[str, str], Mapping[ActionKind, Permission]]:
+            out: dict[tuple[str, str], Mapping[ActionKind, Permission]] = {}
+            for kind in PERMISSION_KINDS:
+                try:
+                    out[(namespace, kind)] = live.permissions(namespace, kind)
+                except Exception:  # unknown: offer the keys, the server decides (and says why)
+                    out[(namespace, kind)] = {}
+            return out
+
+        def got(answer: dict[tuple[str, str], Mapping[ActionKind, Permission]]) -> None:
+            self._permissions_pending.discard(namespace)
+            self.permission_cache.update(answer)
+            self._sync_bindings(force=True)
+
+        self.off_loop(ask, got, "permissions")
+
+    def _sync_bindings(self, force: bool = False) -> None:
+        """Refresh the footer when the selected job's permissions differ from what it shows.
+
+        Only on a change: a footer refresh recomposes it, which every tick would make visible.
+        """
+        if self.live is None or self.read_only:
+            return
+        key = self._current_key()
+        scope = (key[0], key[1]) if key is not None else None
+        state = (scope, id(self.permission_cache.get(scope)) if scope else None)
+        if force or state != self._binding_state:
+            self._binding_state = state
+            self.refresh_bindings()
+
+    def off_loop(self, work: Callable[[], T], done: Callable[[T], None], name: str) -> None:
+        """``done(work())``: in a thread worker for a live session, inline for the simulator.
+
+        ``done`` runs on Textual's loop either way; ``work`` must not touch widgets.
+        """
+        if not self.actions_in_thread:
+            done(work())
+            return
+
+        def in_thread() -> None:
+            try:
+                value = work()
+            except Exception as exc:  # shown, never lost with the worker
+                with contextlib.suppress(RuntimeError):
+                    self.call_from_thread(self._worker_failed, name, exc)
+                return
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(done, value)
+
+        self.run_worker(in_thread, thread=True, group="actions", exit_on_error=False, name=name)
+
+    def _worker_failed(self, name: str, exc: Exception) -> None:
+        self.action_busy = False
+        self.notify(
+            sanitize_display(f"{name} failed: {type(exc).__name__}: {exc}", cap=400),
+            severity="error",
+            markup=False,
+            timeout=8,
+        )
+
+    def action_what_may_i_do(self) -> None:
+        """The "What may I do?" screen: identity and, per namespace and kind, each action's answer."""
+        live = self.live
+        if live is None:
+            lines = permission_lines(
+                "this console's simulated user",
+                {("(simulated)", "any"): {}},
+                "read-only mode: no action is offered" if self.read_only else "allowed (simulated cluster)",
+            )
+            self.push_screen(PermissionsScreen(lines))
+            return
+        key = self._current_key()
+        namespaces = list(dict.fromkeys([live.default_namespace] + ([key[0]] if key else [])))
+        read_only = self.read_only
+
+        def ask() -> tuple[str, dict[tuple[str, str], Mapping[ActionKind, Permission]]]:
+            who = live.identity()
+            table: dict[tuple[str, str], Mapping[ActionKind, Permission]] = {}
+            for namespace in namespaces:
+                for kind in PERMISSION_KINDS:
+                    try:
+                        table[(namespace, kind)] = live.permissions(namespace, kind)
+                    except Exception as exc:
+                        table[(namespace, kind)] = {}
+                        who += f" (permissions of {namespace} unknown: {type(exc).__name__})"
+            return who, table
+
+        def show(answer: tuple[str, dict[tuple[str, str], Mapping[ActionKind, Permission]]]) -> None:
+            who, table = answer
+            if not read_only:
+                self.permission_cache.update(table)
+                self._sync_bindings(force=True)
+            fallback = "read-only mode: no action is offered" if read_only else "unknown (ask failed)"
+            self.push_screen(PermissionsScreen(permission_lines(who, table, fallback)))
+
+        self.off_loop(ask, show, "permissions")
 
     # -- simple actions --------------------------------------------------------------------------
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.user_keymap, self.read_only))
+            permissions: dict[str, str] | None = None
+            key = self._current_key()
+            if self.live is not None and not self.read_only and key is not None:
+                permissions = {}
+                for kind in ActionKind:
+                    permission = self.permission_for(kind.value, key)
+                    permissions[kind.value] = (
+                        "not asked yet"
+                        if permission is None
+                        else permission.reason or str(permission.allowed)
+                    )
+                permissions = {f"{key[0]}/{key[1]}": "", **permissions}
+            self.push_screen(HelpScreen(self.user_keymap, self.read_only, permissions))
 
     def action_focus_pane(self, name: str) -> None:
         widget = self._main(Widget, f"#{name}")
@@ -357,6 +549,7 @@ class HpctopApp(App[None]):
             self.result.now,
             self.journal.of(key),
             nodes,
+            audit=self.live.audit_entries(key) if self.live is not None else None,
         )
 
     def on_jobs_table_ask_filter(self, message: JobsTable.AskFilter) -> None:
@@ -374,6 +567,7 @@ class HpctopApp(App[None]):
     def on_jobs_table_view_changed(self, message: JobsTable.ViewChanged) -> None:
         with contextlib.suppress(NoMatches):  # arrives after shutdown began
             self._update_jobs_info()
+            self._sync_bindings()
 
     # -- palette targets -------------------------------------------------------------------------
 
@@ -423,11 +617,20 @@ class HpctopApp(App[None]):
     def action_job_action(self, kind: str) -> None:
         if self.read_only or kind not in MUTATING:
             return
+        if self.action_busy:
+            self.notify("Still waiting for the server's answer to the last action", markup=False, timeout=3)
+            return
         targets = self._targets()
         if not targets:
             self.notify("No job selected", severity="warning", markup=False)
             return
         action = ActionKind(kind)
+        permission = self.permission_for(kind, targets[0][0])
+        if permission is not None and permission.allowed is False:
+            self.notify(
+                sanitize_display(f"{kind}: {permission.reason}", cap=400), severity="warning", markup=False
+            )
+            return
         if action == ActionKind.PRIORITY:
             job = self.snapshot.jobs.get(targets[0][0])
             current = "" if job is None or job.priority_value is None else str(job.priority_value)
@@ -453,49 +656,118 @@ class HpctopApp(App[None]):
         else:
             self._confirm(action, targets, None)
 
-    def _confirm(
-        self, action: ActionKind, targets: list[tuple[JobKey, str, str]], value: str | int | None
-    ) -> None:
-        requests = [ActionRequest(action, key, uid, value) for key, uid, _ in targets]
+    def _previews(self, requests: list[ActionRequest]) -> list[Preview]:
+        """The actuator's preview of each request (a dry run on a live cluster); never raises."""
         previews: list[Preview] = []
         for req in requests:
             try:
                 previews.append(self.session.actuator.preview(req))
             except HpctopError as exc:
                 previews.append(Preview(req, False, (), refusal=exc.detail))
-        names = [shown for _, _, shown in targets]
-        body = preview_text(f"{action.value.capitalize()} {len(targets)} job(s)", previews, names)
+            except Exception as exc:  # a preview that cannot be had is a refusal, not a crash
+                previews.append(
+                    Preview(req, False, (), refusal=f"preview failed: {type(exc).__name__}: {exc}")
+                )
+        return previews
 
+    def _confirm(
+        self, action: ActionKind, targets: list[tuple[JobKey, str, str]], value: str | int | None
+    ) -> None:
+        requests = [ActionRequest(action, key, uid, value) for key, uid, _ in targets]
+        names = [shown for _, _, shown in targets]
+        title = f"{action.value.capitalize()} {len(targets)} job(s)"
+        self.action_busy = True
+        if self.actions_in_thread:
+            self.notify("Asking the server what this would do (dry run)…", markup=False, timeout=2)
+
+        def ask(previews: list[Preview]) -> None:
+            self.action_busy = False
+            self._ask(preview_text(title, previews, names), requests, previews)
+
+        self.off_loop(lambda: self._previews(requests), ask, "preview")
+
+    def _ask(self, body: Text, requests: list[ActionRequest], previews: list[Preview]) -> None:
         def decided(ok: bool | None) -> None:
             if ok:
                 self._execute(requests, previews)
 
         self.push_screen(ConfirmScreen(body, any(p.allowed for p in previews)), decided)
 
-    def _execute(self, requests: list[ActionRequest], previews: list[Preview]) -> None:
-        done = failed = 0
+    def _send(
+        self, requests: list[ActionRequest], previews: list[Preview]
+    ) -> list[tuple[ActionRequest, Any]]:
+        """Execute the allowed requests; each outcome is an ActionResult or the HpctopError it raised.
+
+        The simulator's session is not thread-safe, so its executes hold the tick lock; a live
+        actuator does not touch the session, and holding the lock through HTTP would stall ticks.
+        """
+        outcomes: list[tuple[ActionRequest, Any]] = []
+        lock = contextlib.nullcontext() if self.actions_in_thread else self._lock
         for req, preview in zip(requests, previews, strict=True):
             if not preview.allowed:
                 continue
             try:
-                with self._lock:
-                    result = self.session.actuator.execute(req)
+                with lock:
+                    outcomes.append((req, self.session.actuator.execute(req)))
             except HpctopError as exc:
+                outcomes.append((req, exc))
+        return outcomes
+
+    def _execute(self, requests: list[ActionRequest], previews: list[Preview]) -> None:
+        self.action_busy = True
+        self.off_loop(lambda: self._send(requests, previews), self._report, "execute")
+
+    def _report(self, outcomes: list[tuple[ActionRequest, Any]]) -> None:
+        """Journal and notify each outcome; jobs that changed since the preview are asked about again."""
+        self.action_busy = False
+        done = failed = 0
+        stale: list[tuple[ActionRequest, tuple[str, ...], Preview | None]] = []
+        for req, outcome in outcomes:
+            if isinstance(outcome, HpctopError):
                 failed += 1
-                self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, False, str(exc)))
-                self.notify(sanitize_display(str(exc), cap=400), severity="error", markup=False, timeout=8)
+                fresh = getattr(outcome, "preview", None)
+                changed = getattr(outcome, "changed", None)
+                if isinstance(changed, tuple):  # StaleTarget: a 409 on a precondition (M2)
+                    stale.append((req, changed, fresh if isinstance(fresh, Preview) else None))
+                self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, False, str(outcome)))
+                self.notify(
+                    sanitize_display(str(outcome), cap=400), severity="error", markup=False, timeout=8
+                )
                 continue
-            ok = bool(result.ok)
+            ok = bool(outcome.ok)
             done += ok
             failed += not ok
-            message = result.message + ("; " + "; ".join(result.changes) if result.changes else "")
+            message = outcome.message + ("; " + "; ".join(outcome.changes) if outcome.changes else "")
             self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, ok, message))
         if done or failed:
-            action = requests[0].kind.value
+            action = outcomes[0][0].kind.value
             summary = f"{action}: {done} done" + (f", {failed} failed" if failed else "")
             self.notify(summary, severity="error" if failed and not done else "information", markup=False)
-        self._main(JobsTable, "#jobs").marked.clear()
-        self.refresh_session()
+        with contextlib.suppress(NoMatches):
+            self._main(JobsTable, "#jobs").marked.clear()
+            self.refresh_session()
+        again = [(req, changed, fresh) for req, changed, fresh in stale if fresh is not None]  # None: gone
+        if again:
+            self._ask_again(again)
+
+    def _ask_again(self, stale: list[tuple[ActionRequest, tuple[str, ...], Preview]]) -> None:
+        """The confirmation again, on the state the server has now: what changed, then the fresh preview."""
+        body = Text()
+        body.append(f"{len(stale)} job(s) changed since you saw them; nothing was done.\n", style="bold")
+        for req, changed, _ in stale:
+            body.append("  ")
+            body.append(sanitize_display("/".join(req.job), cap=200), style="bold")
+            body.append("\n")
+            for line in changed:
+                body.append("    ~ ")
+                body.append(sanitize_display(line, cap=400))
+                body.append("\n")
+        body.append("\n")
+        previews = [fresh for _, _, fresh in stale]
+        names = ["/".join(p.request.job) for p in previews]
+        kind = previews[0].request.kind.value.capitalize()
+        body.append_text(preview_text(f"{kind} {len(previews)} job(s), as they are now", previews, names))
+        self._ask(body, [p.request for p in previews], previews)
 
 
 def _filters_dict(f: Filters) -> dict[str, Any]:

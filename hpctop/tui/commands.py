@@ -35,6 +35,7 @@ class HpctopCommands(Provider):
         out.append(("zoom GPU pane", app.action_zoom, "cluster → partition → node"))
         out.append(("help: key bindings", app.action_help, "Every key and what it does"))
         out.append(("clear job filters", app.clear_filters, "Show every job again"))
+        out.append(("What may I do?", app.action_what_may_i_do, "Which actions this identity may use here"))
         return out
 
     async def discover(self) -> Hits:

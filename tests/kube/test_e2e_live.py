@@ -29,7 +29,7 @@ from hpctop.actions.requests import ActionKind, ActionRequest
 from hpctop.cli import main
 from hpctop.errors import ActionRefused
 from hpctop.model.store import Snapshot
-from hpctop.runtime.live_console import NOT_YET, LiveConsoleSession, connection_text
+from hpctop.runtime.live_console import LiveConsoleSession, connection_text
 from hpctop.sources.kube.errors import KubeConfigError
 from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
 from hpctop.sources.scenario import parse_scenario
@@ -129,12 +129,13 @@ async def test_console_follows_the_served_simulation(fake: FakeApiServer, kubeco
 
             await until(caught_up, what="the console to follow the watch")
             await pilot.press("q")
-        with pytest.raises(ActionRefused, match="not available yet"):
+        with pytest.raises(ActionRefused, match="read-only mode"):  # read-only unless asked otherwise
             session.actuator.execute(ActionRequest(ActionKind.CANCEL, ("default", "Job", "train")))
         assert (
-            session.actuator.preview(ActionRequest(ActionKind.HOLD, ("default", "Job", "x"))).refusal
-            == NOT_YET
+            "read-only"
+            in session.actuator.preview(ActionRequest(ActionKind.HOLD, ("default", "Job", "x"))).refusal
         )
+        assert fake.writes() == []
     finally:
         started = time.perf_counter()
         stopped = await asyncio.to_thread(session.close)

@@ -7,7 +7,8 @@ sanitiser with newlines kept only where a message is multi-line; the whole body 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +25,9 @@ from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 
+if TYPE_CHECKING:
+    from hpctop.actions.audit import AuditRecord
+
 
 def _s(value: object, cap: int = 1024) -> str:
     return sanitize_display(str(value), cap=cap)
@@ -36,10 +40,16 @@ def detail_text(
     now: float,
     journal: list[JournalEntry],
     nodes: dict[str, NodeGpus],
+    audit: Sequence[AuditRecord] | None = None,
 ) -> Text:
+    """The detail body. ``audit``: the local audit log's records of this job (live sessions only),
+    shown under the console's own journal so a request's intent, outcome and ``Audit-Id`` are at
+    hand; ``None`` (the simulator) leaves that part out."""
     t = Text()
     if job is None:
-        t.append("This job is no longer in the cluster.", style="bold")
+        # A cancelled job leaves the cluster; what was done to it (and the server's answers) stays.
+        t.append("This job is no longer in the cluster.\n", style="bold")
+        _actions_section(t, journal, audit)
         return t
     t.append(_s(job.id), style="bold")
     t.append(f"  {job.state.code} {job.state.value}", style="bold")
@@ -134,6 +144,11 @@ def detail_text(
             t.append(sanitize_display(c.message, cap=4096, keep_newlines=True))
             t.append("\n")
 
+    _actions_section(t, journal, audit)
+    return t
+
+
+def _actions_section(t: Text, journal: list[JournalEntry], audit: Sequence[AuditRecord] | None) -> None:
     t.append("\nActions from this console\n", style="bold underline")
     if not journal:
         t.append("  (none)\n")
@@ -141,7 +156,18 @@ def detail_text(
         t.append(f"  {fmt_clock(e.at)} {e.action:<8} {'ok' if e.ok else 'FAILED'}  ")
         t.append(sanitize_display(e.message, cap=400))
         t.append("\n")
-    return t
+    if audit is not None:
+        t.append("  audit log (every request sent, from any hpctop on this machine):\n", style="dim")
+        if not audit:
+            t.append("    (none)\n")
+        for rec in audit:
+            ok = "-" if rec.ok is None else ("ok" if rec.ok else "FAILED")
+            status = "" if rec.status is None else f" HTTP {rec.status}"
+            t.append(f"    {_s(rec.time, 32)} {_s(rec.phase, 16):<8} {_s(rec.action, 16):<8} {ok}{status} ")
+            t.append(sanitize_display(f"{rec.method} {rec.message}".strip(), cap=400))
+            if rec.audit_id:
+                t.append(f"  Audit-Id {_s(rec.audit_id, 64)}", style="dim")
+            t.append("\n")
 
 
 class JobDetailScreen(Screen[None]):

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from hpctop.tui.keymap import KEYMAP, effective_keys
+from hpctop.tui.sanitize import sanitize_display
 
 SCOPES = {
     "app": "Anywhere",
@@ -38,16 +39,36 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Table:
     return table
 
 
+def permissions_text(permissions: Mapping[str, str]) -> Text:
+    items = list(permissions.items())
+    t = Text()
+    t.append("\nOn the selected job (", style="bold")
+    t.append(sanitize_display(items[0][0], cap=200), style="bold")
+    t.append("), the cluster's rules review says:\n", style="bold")
+    for action, reason in items[1:]:
+        t.append(f"  {action:<9}")
+        t.append(sanitize_display(reason, cap=300))
+        t.append("\n")
+    return t
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="help_close")]  # noqa: RUF012
 
-    def __init__(self, keymap: Mapping[str, str], read_only: bool) -> None:
+    def __init__(
+        self, keymap: Mapping[str, str], read_only: bool, permissions: Mapping[str, str] | None = None
+    ) -> None:
+        """``permissions``: on a live cluster, the selected job's ``namespace/kind`` (first key, empty
+        value) then action → what the rules review said, so a greyed-out key says why."""
         super().__init__()
         self._keymap = keymap
         self._read_only = read_only
+        self._permissions = permissions
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             title = "hpctop keys" + ("  (read-only: actions hidden)" if self._read_only else "")
             yield Static(Text(title, style="bold"), id="help-title")
             yield Static(help_table(self._keymap, self._read_only), id="help-table")
+            if self._permissions:
+                yield Static(permissions_text(self._permissions), id="help-permissions")
