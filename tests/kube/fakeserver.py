@@ -46,7 +46,9 @@ What it does (RELIABILITY.md §5.2, items 1-5 and part of 11):
     allowed by the reviews yet refused at request time (a webhook authorizer, a policy change);
   - write faults (:meth:`fail_write`): a status before the change, or the change made and then
     the answer lost (a status, a reset connection, a stall): the "outcome unknown" cases (M5);
-  - an ``Audit-Id`` header on every answer that is not a stream (recorded in ``audit``).
+  - an ``Audit-Id`` header on every answer that is not a stream (recorded in ``audit``);
+  - ``coordination.k8s.io/v1`` Leases (create, get, update with the resourceVersion precondition:
+    what leader election's compare-and-swap relies on) and ``events.k8s.io/v1`` Events (create).
 
 Not done (yet): field selectors, ``sendInitialEvents`` (watch-list), an ``Audit-Id`` on watch
 streams (kmock prepares them out of reach), pod graceful termination, and a selector change turning
@@ -98,7 +100,11 @@ JOBS = Res("Job", "batch", "v1", "jobs", True)
 DEPLOYMENTS = Res("Deployment", "apps", "v1", "deployments", True)
 PRIORITY_CLASSES = Res("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
 WORKLOADS = Res("Workload", "kueue.x-k8s.io", "v1beta2", "workloads", True)
-ALL: tuple[Res, ...] = (PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS)
+#: hpctop schedule's leader election and decision Events: stored like any object, so a Lease
+#: create is a 409 when it exists and a PUT carrying a stale resourceVersion is a 409 too
+LEASES = Res("Lease", "coordination.k8s.io", "v1", "leases", True)
+EVENTS = Res("Event", "events.k8s.io", "v1", "events", True)
+ALL: tuple[Res, ...] = (PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS)
 
 REVIEW_GROUPS = ("authorization.k8s.io", "authentication.k8s.io")
 JOB_ORPHAN_WARNING = (
