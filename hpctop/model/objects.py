@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from hpctop.model.resources import ZERO, Resources
+from hpctop.model.resources import ZERO, Resources, fast_frozen_init
 from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
@@ -21,6 +21,7 @@ JobKey = tuple[str, str, str]  # (namespace, kind, name)
 ObjectKey = tuple[str, str, str, str]
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class OwnerRef:
     api_version: str
@@ -29,6 +30,7 @@ class OwnerRef:
     uid: str
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Taint:
     key: str
@@ -36,6 +38,7 @@ class Taint:
     effect: str
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Toleration:
     key: str | None
@@ -54,6 +57,7 @@ class Toleration:
         return self.operator == "Exists" or (self.value or "") == taint.value
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Condition:
     type: str
@@ -62,6 +66,7 @@ class Condition:
     message: str
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class GpuInventory:
     """What a node says about its GPUs (allocatable counts and GPU Feature Discovery labels)."""
@@ -80,6 +85,7 @@ class GpuInventory:
         return self.count * 1000
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Node:
     name: str
@@ -99,6 +105,7 @@ class Node:
         return self.ready and not self.unschedulable
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Pod:
     namespace: str
@@ -152,6 +159,7 @@ class Pod:
         )
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class ReplicaGroup:
     """One role of a multi-role job: a Kubeflow replica type, a JobSet replicated job, a vcjob task."""
@@ -162,6 +170,7 @@ class ReplicaGroup:
     min_available: int | None = None
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Workload:
     """An owner that makes a job: batch Job, JobSet, Kubeflow job, Deployment (an inference service), ..."""
@@ -229,6 +238,7 @@ class JobKind(StrEnum):
     SERVICE = "service"
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Gang:
     """All-or-nothing group of pods (YuniKorn task groups, PodGroup, Kueue pod sets)."""
@@ -249,6 +259,7 @@ class ReasonFragment:
     detail: str
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Reason:
     """Why a job is pending: a code, where the evidence came from, and the raw message."""
@@ -260,6 +271,7 @@ class Reason:
     fragments: tuple[ReasonFragment, ...] = ()
 
 
+@fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Job:
     """Pods grouped by owner or gang: the row a user sees in the jobs table."""
