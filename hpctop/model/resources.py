@@ -10,6 +10,7 @@ node with 8 GPUs use one unit); other extended resources, MIG profiles above all
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -78,6 +79,8 @@ def fast_frozen_init(cls: type[_T]) -> type[_T]:
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
+    init.__annotations__ = dict(cls.__init__.__annotations__)
+    init.__signature__ = inspect.signature(cls.__init__)  # "<factory>" defaults shown as before
     setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses assigning to a method
     return cls
 
