@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
+from operator import attrgetter
 
 from hpctop.model.backends.evidence import (
     JobEvidence,
@@ -67,6 +69,7 @@ PARTITION_KEYS = (
 USER_KEYS = ("hpctop.io/user", "user")
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
 POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
+_BY_NAME = attrgetter("name")
 
 
 def job_key_for_owner(namespace: str, owner: OwnerRef) -> JobKey:
@@ -118,10 +121,19 @@ def _first(keys: Iterable[str], *maps: dict[str, str]) -> str | None:
 
 
 def parse_gang(annotations: dict[str, str]) -> Gang | None:
-    """A YuniKorn gang from its task-groups annotation (malformed JSON means no gang)."""
+    """A YuniKorn gang from its task-groups annotation (malformed JSON means no gang).
+
+    Cached by the two annotation strings: every pod of a gang carries the same ones, and parsing
+    the JSON again for each derived job was 0.17 s of the 0.93 s the watch profile took (P3).
+    """
     raw = annotations.get(TASK_GROUPS)
     if not raw:
         return None
+    return _parse_gang(raw, annotations.get(POLICY_PARAMETERS, ""))
+
+
+@lru_cache(maxsize=1024)
+def _parse_gang(raw: str, parameters: str) -> Gang | None:
     try:
         groups = json.loads(raw)
         min_member = sum(int(g.get("minMember", 0)) for g in groups)
@@ -129,7 +141,7 @@ def parse_gang(annotations: dict[str, str]) -> Gang | None:
     except (ValueError, TypeError, AttributeError):
         return None
     style, timeout = "soft", None
-    for part in annotations.get(POLICY_PARAMETERS, "").split():
+    for part in parameters.split():
         key, _, value = part.partition("=")
         if key == "gangSchedulingStyle":
             style = value.lower()
@@ -237,7 +249,7 @@ def derive_job(
     ``None`` when there are neither pods nor an owner, and for an owner that is only a part of a
     bigger job (a JobSet's child Job) while it has no pods of its own.
     """
-    all_pods = sorted(pods, key=lambda p: p.name)
+    all_pods = sorted(pods, key=_BY_NAME)
     if workload is None and not all_pods:
         return None
     if (
@@ -257,9 +269,14 @@ def derive_job(
         ann.update(workload.annotations)
         labels.update(workload.template_labels)
         labels.update(workload.labels)
-    if sample is not None:
-        ann = {**sample.annotations, **ann}
-        labels = {**sample.labels, **labels}
+        if sample is not None:
+            ann = {**sample.annotations, **ann}
+            labels = {**sample.labels, **labels}
+    elif sample is not None:
+        # a job of bare pods reads its sample pod's maps as they are: no copies (objects are
+        # never mutated), which is ~0.3 KiB less per job held (P2) and two dicts less per derive
+        ann = sample.annotations
+        labels = sample.labels
     gang = _gang(workload, ann, evidence)
     if gang is not None and placeholders:
         gang = Gang(gang.name, gang.min_member, gang.style, gang.timeout_s, placeholders)
