@@ -27,7 +27,8 @@ from typing import Self
 
 from hpctop.model.store import Store
 from hpctop.sources.kube.connection import Connection, load_connection
-from hpctop.sources.kube.errors import Forbidden, NotFound
+from hpctop.sources.kube.discovery import resources_to_watch
+from hpctop.sources.kube.errors import Forbidden, KubeError, NotFound
 from hpctop.sources.kube.reflector import Reflector, ReflectorSettings, ReflectorState, ReflectorStatus
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
@@ -147,7 +148,7 @@ async def list_once(
     context: str | None,
     namespace: str | None,
     *,
-    resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+    resources: Iterable[ResourceSpec] | None = None,
     store: Store | None = None,
     notes: list[str] | None = None,
     settings: ReflectorSettings | None = None,
@@ -162,6 +163,8 @@ async def list_once(
     conn = connection or await load_connection(kubeconfig, context)
     target = store if store is not None else Store()
     async with KubeClient(conn) as client:
+        if resources is None:
+            resources = await discover_resources(client, notes)
         reflectors = [
             Reflector(client, target, spec, namespace=namespace, settings=settings) for spec in resources
         ]
@@ -180,6 +183,21 @@ async def list_once(
         except ExceptionGroup as failed:
             raise _first_leaf(failed) from None
     return target
+
+
+async def discover_resources(client: KubeClient, notes: list[str] | None = None) -> tuple[ResourceSpec, ...]:
+    """What to read on this cluster: the core resources plus the scheduler CRDs ``/apis`` offers.
+
+    Only what exists is listed (a cluster without Kueue never sees a Kueue request); when
+    discovery itself fails or is forbidden, the core resources alone are read and a note says so.
+    """
+    try:
+        apis = await client.get("/apis", {})
+        return resources_to_watch(apis)
+    except (KubeError, ValueError) as exc:
+        if notes is not None:
+            notes.append(f"discovery: {exc}; reading core resources only")
+        return tuple(DEFAULT_RESOURCES)
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
