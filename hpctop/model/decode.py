@@ -15,6 +15,8 @@ import datetime as dt
 import gc
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
+from operator import methodcaller
 from typing import Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -588,6 +590,8 @@ _POD_LIST: TypeAdapter[_PodListTD] = TypeAdapter(_PodListTD)
 _NO_SPEC: _PodSpecTD = {}
 _NO_STATUS: _PodStatusTD = {}
 _NOT_CPU_MEMORY = frozenset({"cpu", "memory"})
+_IS_KEPT = methodcaller("startswith", KEPT_ANNOTATION_PREFIXES)
+_ITEMS = methodcaller("items")
 
 
 @lru_cache(maxsize=4096)
@@ -612,7 +616,8 @@ def _shared_kept(items: tuple[tuple[str, str], ...]) -> dict[str, str]:
 def _kept_shared(annotations: dict[str, str] | None) -> dict[str, str]:
     if not annotations:
         return {}
-    kept = tuple(kv for kv in annotations.items() if kv[0].startswith(KEPT_ANNOTATION_PREFIXES))
+    # the filter runs in C (compress over a map of str.startswith): no Python loop per annotation
+    kept = tuple(compress(annotations.items(), map(_IS_KEPT, annotations)))
     return _shared_kept(kept) if kept else {}
 
 
@@ -674,10 +679,14 @@ def _shared_models(card_models: str | None, product: str | None) -> tuple[str, .
 
 
 @lru_cache(maxsize=1024)
-def _shared_tolerations(
-    items: tuple[tuple[str | None, str, str | None, str | None], ...],
-) -> tuple[Toleration, ...]:
-    return tuple(Toleration(*t) for t in items)
+def _shared_tolerations(items: tuple[tuple[tuple[str, Any], ...], ...]) -> tuple[Toleration, ...]:
+    # keyed by each toleration's validated items (built in C); the same list in another key order
+    # is another entry that builds equal objects
+    out = []
+    for pairs in items:
+        t = dict(pairs)
+        out.append(Toleration(t.get("key"), t.get("operator", "Equal"), t.get("value"), t.get("effect")))
+    return tuple(out)
 
 
 def pod_from_dict(d: _PodTD) -> Pod:
@@ -745,14 +754,7 @@ def pod_from_dict(d: _PodTD) -> Pod:
             annotations.get(ALIBABA_MODEL), selector.get(GPU_PRODUCT_LABEL) if selector else None
         ),
         node_selector=_shared_selector(tuple(selector.items())) if selector else (),
-        tolerations=_shared_tolerations(
-            tuple(
-                (t.get("key"), t.get("operator", "Equal"), t.get("value"), t.get("effect"))
-                for t in tolerations
-            )
-        )
-        if tolerations
-        else (),
+        tolerations=_shared_tolerations(tuple(map(tuple, map(_ITEMS, tolerations)))) if tolerations else (),
         priority=spec.get("priority"),
         priority_class=spec.get("priorityClassName"),
         scheduling_gates=tuple(g["name"] for g in gates) if gates else (),
