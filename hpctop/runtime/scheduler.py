@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -520,6 +521,11 @@ async def run_schedule(
 ) -> CycleReport | None:
     """What ``hpctop schedule`` runs: connect, then one cycle (``once``) or the loop until stopped."""
     conn = await load_connection(kubeconfig, context)
+    stop = stop or asyncio.Event()
+    # SIGTERM (a pod being deleted) ends the loop like Ctrl-C: the lease is released on the way
+    # out, so the standby takes over at once instead of after a lease duration.
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with HeadlessScheduler(conn, options, log=log, settings=settings) as scheduler:
         if once:
             report = await scheduler.once()

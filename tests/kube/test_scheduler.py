@@ -15,6 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import yaml
 
 from hpctop.cli import main
 from hpctop.runtime.leader import LeaderElector
@@ -22,7 +23,7 @@ from hpctop.runtime.scheduler import CycleReport, HeadlessScheduler, SchedulerOp
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.transport import KubeClient
-from tests.kube.fakeserver import EVENTS, JOBS, LEASES, NODES, PODS, FakeApiServer
+from tests.kube.fakeserver import EVENTS, JOBS, LEASES, NODES, PODS, FakeApiServer, Rbac, Rule
 from tests.model_fixtures import batch_job, node, pod
 
 FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
@@ -263,6 +264,39 @@ async def test_losing_the_lease_stops_binding_at_once(fake: FakeApiServer, conne
         assert not report.ran and "standby" in report.note and binds(fake) == []
 
 
+def manifest_rbac() -> Rbac:
+    """deploy/rbac.yaml's rules as the fake server's RBAC (resourceNames are not modelled)."""
+    docs = list(yaml.safe_load_all((Path(__file__).parents[2] / "deploy" / "rbac.yaml").read_text()))
+    rules: list[Rule] = []
+    for doc in docs:
+        if doc["kind"] not in ("ClusterRole", "Role"):
+            continue
+        where = (doc["metadata"]["namespace"],) if doc["kind"] == "Role" else ("*",)
+        for rule in doc["rules"]:
+            rules.append(
+                Rule(tuple(rule["verbs"]), tuple(rule["apiGroups"]), tuple(rule["resources"]), where)
+            )
+    return Rbac(rules=rules)
+
+
+async def test_the_rbac_manifest_grants_what_the_scheduler_does(
+    fake: FakeApiServer, connection: Connection
+) -> None:
+    fake.rbac = manifest_rbac()
+    seed_gang(fake)
+    fake.fail_write(PODS, "create", 422, subresource="binding", name="g-7")  # a rollback: deletes too
+    async with HeadlessScheduler(connection, options(), settings=FAST) as s:
+        report = await s.once()
+    assert [d.action for d in report.decisions] == ["failed"]
+    statuses = {(a.method, a.status) for a in fake.audit}
+    assert not [a for a in fake.audit if a.status == 403], statuses
+    assert {"GET", "POST", "PUT", "DELETE"} <= {a.method for a in fake.audit}  # lease, binds, rollback
+    # and outside its namespace the Lease is refused: the Role is namespaced
+    async with HeadlessScheduler(connection, options(lease_namespace="elsewhere"), settings=FAST) as s:
+        assert s.elector is not None and not await s.elector.try_acquire_or_renew()
+        assert "403" in s.elector.last_error
+
+
 # -- the command ---------------------------------------------------------------------------------
 
 
@@ -270,6 +304,9 @@ async def test_schedule_once_from_the_command_line(
     fake: FakeApiServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seed_gang(fake, members=2)
+    # the command's loop ends in its own thread; frequent bookmarks let the server notice its
+    # closed watches at once instead of at the next 60 s bookmark (a slow teardown)
+    fake.bookmark_interval = 0.1
     argv = [
         "schedule",
         "--kubeconfig",
@@ -281,7 +318,6 @@ async def test_schedule_once_from_the_command_line(
         "me",
     ]
     code = await asyncio.to_thread(main, argv)
-    fake.disconnect()  # the command's loop is gone; its watch streams would idle until a bookmark
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "bound Job team-a/g (2 pods)" in out.out
