@@ -337,10 +337,10 @@ class HeadlessScheduler:
             if self.options.dry_run:
                 report.decisions.append(Decision(placement.job, "would-bind", pairs))
                 continue
-            if not self.is_leader():
+            if not self.is_leader():  # nothing more is written by an instance that lost the lease
                 report.note = "lost the lease during the cycle: binding stopped"
                 self._log(report.note)
-                break
+                return report
             pods = [p for p in members if p is not None]
             assignments = [Assignment.of(p, a.node) for p, a in zip(pods, placement.assignments, strict=True)]
             assert self.writer is not None
@@ -352,7 +352,7 @@ class HeadlessScheduler:
         report.decisions.extend(self._pending(snapshot, result))
         if self.options.dry_run:
             self._print_dry(report)
-        else:
+        elif self.is_leader():
             report.events_posted += await self._pending_events(snapshot, report, budget)
         return report
 

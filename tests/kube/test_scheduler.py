@@ -297,6 +297,28 @@ async def test_the_rbac_manifest_grants_what_the_scheduler_does(
         assert "403" in s.elector.last_error
 
 
+async def test_a_lease_lost_mid_cycle_stops_the_next_gang(
+    fake: FakeApiServer, connection: Connection
+) -> None:
+    """No renewal happens while the first bind waits out a 1 s Retry-After, so the leader's own
+    deadline (0.8 s) passes: the second job of the same cycle is not bound, and nothing more is
+    written but the Event recording the bind it did make."""
+    fake.upsert(NODES, node("n0"))
+    fake.upsert(NODES, node("n1"))
+    fake.upsert(PODS, pod("p1", gpus=8, owner=("Job", "j1")))
+    fake.upsert(PODS, pod("p2", gpus=8, owner=("Job", "j2")))
+    fake.fail_write(PODS, "create", 429, subresource="binding", retry_after="1")
+    async with HeadlessScheduler(connection, options(), settings=FAST) as s:
+        assert s.elector is not None and await s.elector.try_acquire_or_renew()
+        report = await synced_cycle(s, fake)
+    assert len(report.of("bound")) == 1 and "lost the lease" in report.note
+    [first] = set(binds(fake))
+    assert binds(fake) == [first, first]  # the 429, then the retry; the other pod never sent
+    assert [p for p, n in bound(fake).items() if n] == [first]
+    # only the record of the bind it did make; no FailedScheduling after the lease was gone
+    assert [(e["reason"], e["regarding"]["name"]) for e in events(fake)] == [("Scheduled", first)]  # type: ignore[index]
+
+
 # -- the command ---------------------------------------------------------------------------------
 
 
