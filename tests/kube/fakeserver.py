@@ -104,7 +104,31 @@ WORKLOADS = Res("Workload", "kueue.x-k8s.io", "v1beta2", "workloads", True)
 #: create is a 409 when it exists and a PUT carrying a stale resourceVersion is a 409 too
 LEASES = Res("Lease", "coordination.k8s.io", "v1", "leases", True)
 EVENTS = Res("Event", "events.k8s.io", "v1", "events", True)
-ALL: tuple[Res, ...] = (PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS)
+#: the backends' owner kinds hpctop acts on (SCHEDULERS.md §9.2), with the same write semantics as
+#: batch Jobs (preconditions, dryRun, propagation, immutable fields, type checks)
+JOBSETS = Res("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True)
+PYTORCHJOBS = Res("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
+TFJOBS = Res("TFJob", "kubeflow.org", "v1", "tfjobs", True)
+#: mpi-operator's MPIJob (v2beta1) and training-operator's (v1): the same kind in two versions
+MPIJOBS = Res("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", True)
+MPIJOBS_V1 = Res("MPIJob", "kubeflow.org", "v1", "mpijobs", True)
+KUBEFLOW: tuple[Res, ...] = (PYTORCHJOBS, TFJOBS, MPIJOBS, MPIJOBS_V1)
+VCJOBS = Res("Job", "batch.volcano.sh", "v1alpha1", "jobs", True)
+#: Volcano bus Commands: what vcctl creates to abort/resume/restart a vcjob (SCHEDULERS.md §6.4)
+COMMANDS = Res("Command", "bus.volcano.sh", "v1alpha1", "commands", True)
+LWS = Res("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True)
+BACKENDS: tuple[Res, ...] = (JOBSETS, *KUBEFLOW, VCJOBS, COMMANDS, LWS)
+ALL: tuple[Res, ...] = (
+    PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS
+)  # fmt: skip
+#: what the tiny Volcano controller makes of a Command's action: the vcjob's next status.state.phase
+VOLCANO_PHASES = {
+    "AbortJob": "Aborted",
+    "ResumeJob": "Running",
+    "RestartJob": "Restarting",
+    "TerminateJob": "Terminated",
+    "CompleteJob": "Completed",
+}
 
 REVIEW_GROUPS = ("authorization.k8s.io", "authentication.k8s.io")
 JOB_ORPHAN_WARNING = (
@@ -296,6 +320,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
         factory=lambda: {
             PODS: [("spec", "priority"), ("spec", "priorityClassName"), ("spec", "nodeName")],
             JOBS: [("spec", "selector"), ("spec", "template", "spec", "priorityClassName")],
+            VCJOBS: [("spec", "queue")],
         }
     )
     #: the job controller's reaction to spec.suspend (pods deleted, Suspended condition)
@@ -306,6 +331,18 @@ class FakeApiServer(kmock.KubernetesEmulator):
     audit: list[AuditEntry] = attrs.field(factory=list, init=False)
     write_faults: list[WriteFault] = attrs.field(factory=list, init=False)
     _audit_seq: int = attrs.field(default=0, init=False)
+    #: Volcano's job controller, tiny: a created Command flips its vcjob's status.state.phase
+    #: (VOLCANO_PHASES; AbortJob also deletes the job's pods) and is then deleted, as Volcano does.
+    #: A Command whose target uid is not the job's is dropped unhandled (the job was replaced).
+    volcano_controller: bool = True
+    #: the Commands the Volcano controller consumed, in order (they are gone from the store)
+    volcano_handled: list[Obj] = attrs.field(factory=list, init=False)
+    #: Kueue's reaction to ``spec.active: false`` on an admitted Workload: after this many seconds
+    #: of loop time it is evicted (``Evicted=True``, reason ``Deactivated``; ``QuotaReserved`` and
+    #: ``Admitted`` False); ``spec.active: true`` sets ``Requeued=True`` (``Reactivated``). None
+    #: (the default) leaves Workloads alone, so a requeue waiting for the eviction times out.
+    kueue_evict_after: float | None = None
+    _generated: int = attrs.field(default=0, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -701,7 +738,19 @@ class FakeApiServer(kmock.KubernetesEmulator):
             (("spec", "suspend"), bool, res == JOBS),
             (("spec", "active"), bool, res == WORKLOADS),
             (("spec", "replicas"), int, res == DEPLOYMENTS),
+            (("spec", "suspend"), bool, res == JOBSETS),
+            (("spec", "runPolicy", "suspend"), bool, res in KUBEFLOW),
+            (("spec", "replicas"), int, res == LWS),
+            (("spec", "priorityClassName"), str, res == VCJOBS),
         ]
+        if res == COMMANDS and not old:
+            action = new.get("action")
+            if action not in VOLCANO_PHASES:
+                causes.append(
+                    {"reason": "FieldValueNotSupported", "field": "action", "message": f"{action!r}"}
+                )
+            if not (new.get("target") or {}).get("name"):
+                causes.append({"reason": "FieldValueRequired", "field": "target.name", "message": "Required"})
         for path, kind, applies in checks:
             value = _dig(new, path)
             if not applies or value is None:
@@ -733,6 +782,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
         stored = self.upsert(res, new)
         if res == JOBS and self.job_controller:
             self._job_controller(old, stored)
+        if res == WORKLOADS and self.kueue_evict_after is not None:
+            self._kueue_controller(old, stored)
         return self.get(res, stored["metadata"]["name"], stored["metadata"].get("namespace")) or stored
 
     def _job_controller(self, old: Obj, new: Obj) -> None:
@@ -757,6 +808,75 @@ class FakeApiServer(kmock.KubernetesEmulator):
             status_["active"] = 0
             status_.pop("startTime", None)
         self.upsert(JOBS, new | {"status": status_})
+
+    def _kueue_controller(self, old: Obj, new: Obj) -> None:
+        def active(obj: Obj) -> bool:
+            return _dig(obj, ("spec", "active")) is not False
+
+        if active(old) == active(new):
+            return
+        meta = new["metadata"]
+        if not active(new):
+            if any(
+                c.get("type") in ("QuotaReserved", "Admitted") and c.get("status") == "True"
+                for c in _dig(new, ("status", "conditions")) or []
+            ):
+                assert self.kueue_evict_after is not None
+                asyncio.get_running_loop().call_later(
+                    self.kueue_evict_after,
+                    self._kueue_evict,
+                    meta.get("namespace"),
+                    meta["name"],
+                    meta["uid"],
+                )
+            return
+        self._set_conditions(
+            WORKLOADS, new, {"Requeued": ("True", "Reactivated"), "Evicted": ("False", "Reactivated")}
+        )
+
+    def _kueue_evict(self, namespace: str | None, name: str, uid: str) -> None:
+        obj = self.get(WORKLOADS, name, namespace)
+        if obj is None or obj["metadata"].get("uid") != uid or _dig(obj, ("spec", "active")) is not False:
+            return
+        self._set_conditions(
+            WORKLOADS,
+            obj,
+            {
+                "Evicted": ("True", "Deactivated"),
+                "QuotaReserved": ("False", "Pending"),
+                "Admitted": ("False", "NoReservation"),
+            },
+        )
+
+    def _set_conditions(self, res: Res, obj: Obj, conditions: dict[str, tuple[str, str]]) -> None:
+        status_ = copy.deepcopy(obj.get("status") or {})
+        kept = [c for c in status_.get("conditions", []) if c.get("type") not in conditions]
+        status_["conditions"] = kept + [
+            {"type": t, "status": s, "reason": r} for t, (s, r) in conditions.items()
+        ]
+        self.upsert(res, obj | {"status": status_})
+
+    def _volcano_command(self, command: Obj) -> None:
+        """Volcano's controller handling a bus Command: the target's phase moves, the Command goes."""
+        meta = command["metadata"]
+        target = command.get("target") or {}
+        self.remove(COMMANDS, meta["name"], meta.get("namespace"))
+        job = self.get(VCJOBS, str(target.get("name", "")), meta.get("namespace"))
+        if job is None or job["metadata"].get("uid") != target.get("uid"):
+            return
+        self.volcano_handled.append(command)
+        action = str(command.get("action"))
+        if action in ("AbortJob", "RestartJob", "TerminateJob"):
+            for dep_res, dep in self._dependents(job["metadata"]["uid"]):
+                if dep_res == PODS:
+                    self.remove(PODS, dep["metadata"]["name"], dep["metadata"].get("namespace"))
+        status_ = copy.deepcopy(job.get("status") or {})
+        state = dict(status_.get("state") or {})
+        state.update(phase=VOLCANO_PHASES[action], reason=f"{action} by Command {meta['name']}")
+        status_["state"] = state
+        if action == "RestartJob":
+            status_["retryCount"] = int(status_.get("retryCount") or 0) + 1
+        self.upsert(VCJOBS, job | {"status": status_})
 
     def _dependents(self, uid: str) -> list[tuple[Res, Obj]]:
         out: list[tuple[Res, Obj]] = []
@@ -783,6 +903,9 @@ class FakeApiServer(kmock.KubernetesEmulator):
         if request.namespace and res.namespaced:
             meta.setdefault("namespace", request.namespace)
         name = meta.get("name", "")
+        if not name and meta.get("generateName"):
+            self._generated += 1
+            name = meta["name"] = f"{meta['generateName']}{self._generated:05x}"
         if not name:
             raise _error(422, "Invalid", "metadata.name: Required value")
         if (meta.get("namespace") if res.namespaced else None, name) in self.state.get(res, {}):
@@ -791,7 +914,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
         self._validate(res, {}, obj)
         if dry_run:
             return 201, obj | {"kind": res.kind, "apiVersion": res.api_version}, {}
-        return 201, self.upsert(res, obj), {}
+        stored = self.upsert(res, obj)
+        if res == COMMANDS and self.volcano_controller:
+            self._volcano_command(stored)
+        return 201, stored, {}
 
     def _bind(self, request: rendering.Request, body: Any, dry_run: bool) -> tuple[int, Obj, dict[str, str]]:
         pod_ = self._current(PODS, request)
