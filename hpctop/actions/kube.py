@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import threading
 import time
 import urllib.parse
@@ -82,13 +83,56 @@ SSR_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 _T = TypeVar("_T")
 
-#: owner kind → (group, version, plural)
+VOLCANO_JOB = "Job.batch.volcano.sh"
+KUBEFLOW_PLURALS = {
+    "PyTorchJob": "pytorchjobs",
+    "TFJob": "tfjobs",
+    "MPIJob": "mpijobs",
+    "XGBoostJob": "xgboostjobs",
+    "PaddleJob": "paddlejobs",
+    "JAXJob": "jaxjobs",
+}
+
+#: owner kind (as hpctop keys jobs: a vcjob is ``Job.batch.volcano.sh``) → (group, version, plural)
 KINDS: dict[str, tuple[str, str, str]] = {
     "Job": ("batch", "v1", "jobs"),
     "Deployment": ("apps", "v1", "deployments"),
     "Pod": ("", "v1", "pods"),
     "Workload": ("kueue.x-k8s.io", "v1beta2", "workloads"),
+    "JobSet": ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
+    **{
+        kind: ("kubeflow.org", "v2beta1" if kind == "MPIJob" else "v1", plural)
+        for kind, plural in KUBEFLOW_PLURALS.items()
+    },
+    VOLCANO_JOB: ("batch.volcano.sh", "v1alpha1", "jobs"),
+    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),
 }
+#: other versions a kind may be served at, tried in order when the first says 404: the job key
+#: carries no version, and an MPIJob is mpi-operator's v2beta1 or training-operator's v1
+OTHER_VERSIONS: dict[str, tuple[str, ...]] = {"MPIJob": ("v1",)}
+#: where each suspendable kind keeps its suspend flag (batch Job, JobSet and Kubeflow behave alike:
+#: suspending deletes the running pods, resuming recreates them; SCHEDULERS.md §2.3)
+SUSPEND_FIELD: dict[str, tuple[str, ...]] = {
+    "Job": ("spec", "suspend"),
+    "JobSet": ("spec", "suspend"),
+    **{kind: ("spec", "runPolicy", "suspend") for kind in KUBEFLOW_PLURALS},
+}
+#: services held by scaling to zero (the old count saved in HELD_ANNOTATION)
+SCALED_KINDS = frozenset({"Deployment", "LeaderWorkerSet"})
+#: Volcano has no suspend field: hold/release/requeue are bus Commands its controller consumes
+VOLCANO_COMMANDS: dict[ActionKind, str] = {
+    ActionKind.HOLD: "AbortJob",
+    ActionKind.RELEASE: "ResumeJob",
+    ActionKind.REQUEUE: "RestartJob",
+}
+#: the vcjob phases that show the controller acted on each Command
+VOLCANO_MOVED: dict[str, tuple[str, ...]] = {
+    "AbortJob": ("Aborting", "Aborted"),
+    "ResumeJob": ("Restarting", "Pending", "Running"),
+    "RestartJob": ("Restarting", "Pending"),
+}
+VOLCANO_FINISHED = frozenset({"Completing", "Completed", "Terminating", "Terminated", "Failed"})
+COMMAND_GROUP, COMMAND_VERSION = "bus.volcano.sh", "v1alpha1"
 
 PRIORITY_REFUSAL = (
     "not supported on a live cluster for this kind: a pod's priority (spec.priority, resolved from "
@@ -98,6 +142,10 @@ PRIORITY_REFUSAL = (
 MOVE_REFUSAL = (
     "not supported on a live cluster for this kind: a batch Job, Deployment or pod has no queue to "
     "move to outside Kueue/YuniKorn/Volcano, and its pod template is immutable; delete and resubmit"
+)
+VOLCANO_MOVE_REFUSAL = (
+    "a Volcano job cannot move to another queue: its spec.queue is immutable (the admission webhook "
+    "rejects the change); delete it and resubmit it to the new queue"
 )
 
 
@@ -144,6 +192,14 @@ class Target:
     def resource(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
+    def at_version_of(self, obj: Mapping[str, Any]) -> Target:
+        """This target at the version the object was read from (an MPIJob is v2beta1 or v1)."""
+        api_version = str(obj.get("apiVersion") or "")
+        group, _, version = api_version.rpartition("/")
+        if version and group == self.group and version != self.version:
+            return dataclasses.replace(self, version=version)
+        return self
+
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
 
@@ -164,6 +220,11 @@ class Step:
     chain_rv: bool = False
     #: DELETE takes no fieldManager; everything else carries it
     field_manager: bool = True
+    #: before sending, wait (bounded) until Kueue has evicted the Workload, and take the
+    #: resourceVersion of that read (Kueue requeue: active false → Evicted → active true)
+    wait_evicted: bool = False
+    #: after a Volcano Command is accepted, the vcjob phases that show the controller acted on it
+    verify_phase: tuple[str, ...] = ()
 
     def params(self, *, dry_run: bool) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -183,18 +244,7 @@ class Step:
         meta = dict(body.get("metadata") or {})
         meta["resourceVersion"] = rv
         body["metadata"] = meta
-        return Step(
-            self.method,
-            self.path,
-            body,
-            self.verb,
-            self.group,
-            self.resource,
-            self.subresource,
-            self.content_type,
-            False,
-            self.field_manager,
-        )
+        return dataclasses.replace(self, body=body, chain_rv=False, wait_evicted=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +294,11 @@ _SUMMARY_FIELDS: tuple[tuple[str, ...], ...] = (
     ("metadata", "uid"),
     ("metadata", "deletionTimestamp"),
     ("spec", "suspend"),
+    ("spec", "runPolicy", "suspend"),
     ("spec", "replicas"),
     ("spec", "active"),
+    ("spec", "priorityClassName"),
+    ("status", "state", "phase"),
     ("spec", "nodeName"),
     ("status", "phase"),
     ("status", "active"),
@@ -286,14 +339,49 @@ def diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[str, ...]
 
 
 def _finished(obj: Mapping[str, Any]) -> str | None:
+    """The terminal condition, as each kind spells it (Job ``Complete``, JobSet ``Completed``,
+    Kubeflow ``Succeeded``; all ``Failed``)."""
     for cond in _dig(obj, "status", "conditions") or []:
         if (
             isinstance(cond, dict)
             and cond.get("status") == "True"
-            and cond.get("type") in ("Complete", "Failed")
+            and cond.get("type") in ("Complete", "Completed", "Succeeded", "Failed")
         ):
             return str(cond.get("type"))
     return None
+
+
+def _nest(path: Sequence[str], value: Any) -> dict[str, Any]:
+    """``("spec", "runPolicy", "suspend"), True`` → ``{"spec": {"runPolicy": {"suspend": True}}}``."""
+    out: Any = value
+    for key in reversed(path):
+        out = {key: out}
+    assert isinstance(out, dict)
+    return out
+
+
+def _contains(obj: Any, wanted: Any) -> bool:
+    """Whether ``obj`` holds every value of the merge patch ``wanted`` (re-reading after a lost answer)."""
+    if isinstance(wanted, dict):
+        return isinstance(obj, dict) and all(_contains(obj.get(k), v) for k, v in wanted.items())
+    return bool(obj == wanted)
+
+
+def _kueue_evicted(obj: Mapping[str, Any]) -> str | None:
+    """Why a Workload counts as evicted for a requeue (``Evicted=True``, or holding no quota), or None."""
+    conditions = {
+        str(c.get("type")): c for c in _dig(obj, "status", "conditions") or [] if isinstance(c, dict)
+    }
+    evicted = conditions.get("Evicted")
+    if evicted is not None and evicted.get("status") == "True":
+        return f"Evicted=True ({evicted.get('reason') or 'no reason given'})"
+    if not any(conditions.get(t, {}).get("status") == "True" for t in ("QuotaReserved", "Admitted")):
+        return "not admitted (holds no quota)"
+    return None
+
+
+def _vc_phase(obj: Mapping[str, Any]) -> str:
+    return str(_dig(obj, "status", "state", "phase") or "")
 
 
 def _has_controller(obj: Mapping[str, Any]) -> bool:
@@ -337,6 +425,9 @@ class KubeActions:
         rules_ttl: float = 30.0,
         max_throttle_wait: float = 10.0,
         max_throttle_retries: int = 2,
+        evict_timeout: float = 60.0,
+        phase_timeout: float = 10.0,
+        poll_interval: float = 1.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -348,6 +439,12 @@ class KubeActions:
         self.rules_ttl = rules_ttl
         self.max_throttle_wait = max_throttle_wait
         self.max_throttle_retries = max_throttle_retries
+        #: how long a Kueue requeue waits for the eviction, and a Volcano Command for the phase to
+        #: move, polling every ``poll_interval`` seconds: bounded, so an absent controller is a
+        #: clear message instead of a hung console
+        self.evict_timeout = evict_timeout
+        self.phase_timeout = phase_timeout
+        self.poll_interval = poll_interval
         self._clock = clock
         self._sleep = sleep
         self._seen: dict[ActionRequest, Seen] = {}
@@ -388,6 +485,41 @@ class KubeActions:
         if not isinstance(body, dict):
             raise ActionFailed(f"cannot read {target}: the server's answer is not an object")
         return body
+
+    async def _locate(self, target: Target) -> tuple[Target, dict[str, Any] | None]:
+        """Read the object, trying the kind's other served versions when the first has none."""
+        obj = await self._read(target)
+        for version in OTHER_VERSIONS.get(target.kind, ()):
+            if obj is not None:
+                break
+            other = dataclasses.replace(target, version=version)
+            obj = await self._read(other)
+            if obj is not None:
+                target = other
+        return target, obj
+
+    async def _poll(
+        self, target: Target, seen: Seen, done: Callable[[dict[str, Any]], str | None], timeout: float
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """Re-read until ``done`` names a reason, at most ``timeout`` seconds: (last read, reason).
+
+        Raises :class:`ActionFailed` when the object is gone or replaced meanwhile (a new uid is
+        not the object the user acted on)."""
+        polls = max(1, int(timeout / self.poll_interval) + 1) if self.poll_interval > 0 else 1
+        now: dict[str, Any] | None = None
+        for attempt in range(polls):
+            if attempt:
+                await self._sleep(self.poll_interval)
+            try:
+                now = await self._read(target)
+            except (ServerUnreachable, StreamBroken) as exc:
+                raise ActionFailed(f"lost the API server while waiting on {target}: {exc.detail}") from None
+            if now is None or _dig(now, "metadata", "uid") != seen.uid:
+                raise ActionFailed(f"{target} was deleted or replaced while hpctop waited on it")
+            reason = done(now)
+            if reason is not None:
+                return now, reason
+        return now, None
 
     # -- identity and permissions ---------------------------------------------------------------
 
@@ -471,13 +603,20 @@ class KubeActions:
     # -- planning -------------------------------------------------------------------------------
 
     def _static_refusal(self, request: ActionRequest) -> str | None:
-        if request.kind == ActionKind.PRIORITY:
-            return PRIORITY_REFUSAL
-        if request.kind == ActionKind.MOVE:
-            return MOVE_REFUSAL
         kind = request.job[1]
         if kind not in KINDS:
-            return f"{request.kind.value} of a {kind} is not supported on a live cluster yet"
+            return _unknown_kind(request.kind, kind)
+        if request.kind == ActionKind.PRIORITY and kind != VOLCANO_JOB:
+            return PRIORITY_REFUSAL
+        if request.kind == ActionKind.MOVE:
+            return VOLCANO_MOVE_REFUSAL if kind == VOLCANO_JOB else MOVE_REFUSAL
+        if request.kind == ActionKind.PRIORITY and not (isinstance(request.value, str) and request.value):
+            return (
+                "a Volcano job's priority is the name of a PriorityClass (spec.priorityClassName); "
+                f"{request.value!r} is not one"
+            )
+        if kind == "LeaderWorkerSet" and request.kind == ActionKind.REQUEUE:
+            return "requeue of a LeaderWorkerSet is not supported: hold it (scale to 0), then release it"
         if kind == "Pod" and request.kind != ActionKind.CANCEL:
             return (
                 f"a bare pod cannot be {request.kind.value}d: Kubernetes has no suspend for pods "
@@ -485,10 +624,6 @@ class KubeActions:
             )
         if kind == "Workload" and request.kind == ActionKind.CANCEL:
             return "cancel a Kueue Workload by deleting its owner job; the Workload is garbage-collected"
-        if kind == "Workload" and request.kind == ActionKind.REQUEUE:
-            return (
-                "requeue of a Kueue Workload (active false, wait for Evicted, active true) is not supported"
-            )
         return None
 
     def _state_refusal(self, request: ActionRequest, target: Target, obj: dict[str, Any]) -> str | None:
@@ -501,24 +636,26 @@ class KubeActions:
         kind = request.kind
         if kind == ActionKind.CANCEL:
             return None
-        if target.kind == "Job":
+        suspend_path = SUSPEND_FIELD.get(target.kind)
+        if suspend_path is not None:
+            field_ = ".".join(suspend_path)
             labels = _dig(obj, "metadata", "labels") or {}
             if "kueue.x-k8s.io/queue-name" in labels:
                 return (
-                    f"{target} is managed by Kueue, which owns spec.suspend: hold or release its "
+                    f"{target} is managed by Kueue, which owns {field_}: hold or release its "
                     "Workload instead (spec.active)"
                 )
             finished = _finished(obj)
             if finished:
                 return f"{target} has finished ({finished}); there is nothing to {kind.value}"
-            suspended = bool(_dig(obj, "spec", "suspend"))
+            suspended = bool(_dig(obj, *suspend_path))
             if kind == ActionKind.HOLD and suspended:
-                return f"{target} is already held (spec.suspend is true)"
+                return f"{target} is already held ({field_} is true)"
             if kind == ActionKind.RELEASE and not suspended:
-                return f"{target} is not held (spec.suspend is false)"
+                return f"{target} is not held ({field_} is false)"
             if kind == ActionKind.REQUEUE and suspended:
                 return f"{target} is held; release it instead of requeueing"
-        if target.kind == "Deployment":
+        if target.kind in SCALED_KINDS:
             replicas = _dig(obj, "spec", "replicas")
             held = _dig(obj, "metadata", "annotations", HELD_ANNOTATION)
             if kind == ActionKind.HOLD and replicas == 0:
@@ -526,7 +663,7 @@ class KubeActions:
             if kind == ActionKind.RELEASE and held is None:
                 return f"{target} was not held by hpctop (no {HELD_ANNOTATION} annotation): scale it yourself"
             if kind == ActionKind.REQUEUE:
-                return "requeue of a Deployment is not supported: hold, then release"
+                return f"requeue of a {target.kind} is not supported: hold, then release"
         if target.kind == "Workload":
             active = _dig(obj, "spec", "active")
             active = True if active is None else bool(active)
@@ -534,6 +671,10 @@ class KubeActions:
                 return f"{target} is already held (spec.active is false)"
             if kind == ActionKind.RELEASE and active:
                 return f"{target} is not held (spec.active is true)"
+            if kind == ActionKind.REQUEUE and not active:
+                return f"{target} is held (spec.active is false); release it instead of requeueing"
+        if target.kind == VOLCANO_JOB:
+            return _volcano_refusal(kind, target, obj)
         return None
 
     def _steps(self, request: ActionRequest, target: Target, obj: dict[str, Any]) -> list[Step]:
@@ -559,19 +700,32 @@ class KubeActions:
             }
             return [Step("DELETE", target.path, options, "delete", g, res, field_manager=False)]
 
-        def patch(body: dict[str, Any], chain: bool = False) -> Step:
-            body = {"metadata": {"resourceVersion": rv}} | body
-            return Step("PATCH", target.path, body, "patch", g, res, content_type=MERGE_PATCH, chain_rv=chain)
+        def patch(body: dict[str, Any], chain: bool = False, wait: bool = False) -> Step:
+            # metadata is merged, not replaced: a body with annotations keeps its RV precondition
+            body = body | {"metadata": {"resourceVersion": rv, **(body.get("metadata") or {})}}
+            return Step(
+                "PATCH", target.path, body, "patch", g, res, content_type=MERGE_PATCH, chain_rv=chain,
+                wait_evicted=wait,
+            )  # fmt: skip
 
-        if target.kind == "Job":
-            hold = patch({"spec": {"suspend": True}})
-            release = patch({"spec": {"suspend": False}}, chain=kind == ActionKind.REQUEUE)
+        suspend_path = SUSPEND_FIELD.get(target.kind)
+        if suspend_path is not None:
+            hold = patch(_nest(suspend_path, True))
+            release = patch(_nest(suspend_path, False), chain=kind == ActionKind.REQUEUE)
             return {
                 ActionKind.HOLD: [hold],
                 ActionKind.RELEASE: [release],
                 ActionKind.REQUEUE: [hold, release],
             }[kind]
-        if target.kind == "Deployment":
+        if target.kind == VOLCANO_JOB:
+            if kind == ActionKind.PRIORITY:
+                return [patch({"spec": {"priorityClassName": str(request.value)}})]
+            return [self._command_step(target, uid, VOLCANO_COMMANDS[kind])]
+        if target.kind == "Workload" and kind == ActionKind.REQUEUE:
+            # The release waits for Kueue's eviction and carries the RV of that read: Kueue rewrites
+            # the Workload's status while evicting, so the hold's RV is stale by then.
+            return [patch({"spec": {"active": False}}), patch({"spec": {"active": True}}, wait=True)]
+        if target.kind in SCALED_KINDS:
             if kind == ActionKind.HOLD:
                 replicas = _dig(obj, "spec", "replicas")
                 saved = str(1 if replicas is None else replicas)
@@ -589,6 +743,39 @@ class KubeActions:
         # Workload
         return [patch({"spec": {"active": kind == ActionKind.RELEASE}})]
 
+    @staticmethod
+    def _command_step(target: Target, uid: str, action: str) -> Step:
+        """The bus Command vcctl would create (SCHEDULERS.md §6.4).
+
+        A create cannot carry a precondition on another object, so the Command names the job's uid
+        twice: in ``target`` (what Volcano's controller acts on) and as the controller
+        ``ownerReference`` (if the job is replaced, the garbage collector deletes the orphaned
+        Command). ``blockOwnerDeletion`` is left out: with the OwnerReferencesPermissionEnforcement
+        admission plugin it would also need ``update jobs/finalizers``.
+        """
+        ref = {
+            "apiVersion": f"{target.group}/{target.version}",
+            "kind": "Job",
+            "name": target.name,
+            "uid": uid,
+            "controller": True,
+        }
+        body = {
+            "apiVersion": f"{COMMAND_GROUP}/{COMMAND_VERSION}",
+            "kind": "Command",
+            "metadata": {
+                "generateName": f"{target.name}-{action.lower()}-",
+                "namespace": target.namespace,
+                "ownerReferences": [ref],
+            },
+            "action": action,
+            "target": ref,
+        }
+        path = f"/apis/{COMMAND_GROUP}/{COMMAND_VERSION}/namespaces/{target.namespace}/commands"
+        return Step(
+            "POST", path, body, "create", COMMAND_GROUP, "commands", verify_phase=VOLCANO_MOVED[action]
+        )
+
     # -- the preview ----------------------------------------------------------------------------
 
     async def preview(self, request: ActionRequest) -> Preview:
@@ -598,7 +785,7 @@ class KubeActions:
         if refusal is not None or target is None:
             return Preview(request, False, (), refusal=refusal or "unsupported kind")
         try:
-            obj = await self._read(target)
+            target, obj = await self._locate(target)
         except (ServerUnreachable, StreamBroken) as exc:
             return Preview(request, False, (), refusal=f"cannot read {target}: {exc.detail}")
         if obj is None:
@@ -662,6 +849,10 @@ class KubeActions:
     ) -> tuple[str, ...]:
         would = answer.json()
         prefix = "server dry run: "
+        if target.kind == VOLCANO_JOB and request.kind in VOLCANO_COMMANDS:
+            name = _dig(would, "metadata", "name") or "a Command"
+            action = VOLCANO_COMMANDS[request.kind]
+            return (f"{prefix}Command {action} ({name}) for {target} would be created",)
         if request.kind == ActionKind.CANCEL:
             if target.kind == "Pod":
                 return (f"{prefix}{target} would be evicted (PodDisruptionBudgets allow it now)",)
@@ -693,7 +884,13 @@ class KubeActions:
                 return (f"the old replica count is kept in the {HELD_ANNOTATION} annotation",)
         if target.kind == "Workload" and kind == ActionKind.HOLD:
             return ("Kueue evicts it if admitted (Deactivated) and suspends its job",)
-        return ()
+        if target.kind == "Workload" and kind == ActionKind.REQUEUE:
+            return (
+                "Kueue evicts it if admitted (Deactivated) and suspends its job",
+                f"hpctop waits up to {self.evict_timeout:g}s for Evicted=True, then sets spec.active back "
+                "to true: Kueue requeues it (Requeued, Reactivated)",
+            )
+        return _expected_backend(kind, target, obj)
 
     # -- execution ------------------------------------------------------------------------------
 
@@ -717,13 +914,14 @@ class KubeActions:
             raise ReadOnlyViolation("read-only mode: no action is sent to the cluster")
         seen = self._seen.pop(request, None)
         if seen is None:
-            obj = await self._read(target)
+            target, obj = await self._locate(target)
             if obj is None:
                 if request.kind == ActionKind.CANCEL:
                     return self._result(request, True, f"{target} already gone")
                 raise ActionRefused(f"{target} no longer exists")
             seen = Seen(obj, self._clock())
         obj = seen.obj
+        target = target.at_version_of(obj)
         refusal = self._state_refusal(request, target, obj)
         if refusal is not None:
             raise ActionRefused(refusal)
@@ -827,8 +1025,11 @@ class KubeActions:
         job = "/".join(request.job)
         done: list[str] = []
         previous: ApiResponse | None = None
+        unconfirmed = False
         for index, step in enumerate(steps):
-            if step.chain_rv and previous is not None:
+            if step.wait_evicted:
+                step = await self._wait_evicted(request, target, seen, step, user, done)
+            elif step.chain_rv and previous is not None:
                 step = step.with_rv(str(_dig(previous.json(), "metadata", "resourceVersion") or ""))
             try:
                 response = await self._send(step, job, user, request, seen.uid)
@@ -843,6 +1044,10 @@ class KubeActions:
                 done.append(self._done_text(request, target, step, response))
                 if response.warnings:
                     done.append("server warning: " + "; ".join(response.warnings))
+                if step.verify_phase:
+                    moved, note = await self._verify_phase(target, seen, step.verify_phase)
+                    unconfirmed = unconfirmed or not moved
+                    done.append(note)
                 continue
             status = response.status
             text = _message(response)
@@ -885,7 +1090,63 @@ class KubeActions:
             if status >= 500:
                 return await self._settle(request, target, seen, step, f"HTTP {status}: {text}", done)
             raise ActionFailed(f"{request.kind.value} of {target} failed (HTTP {status}): {text}{partial}")
+        if unconfirmed:
+            message = f"{target}: {request.kind.value} sent, not yet confirmed by the controller"
+            return self._result(request, True, message, tuple(done))
         return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
+
+    async def _wait_evicted(
+        self, request: ActionRequest, target: Target, seen: Seen, step: Step, user: str, done: list[str]
+    ) -> Step:
+        """Kueue requeue's middle step: wait (bounded) until the deactivated Workload is evicted.
+
+        Releasing earlier would only undo the hold (Kueue may not have evicted yet), so on a
+        timeout hpctop stops here and says the Workload is left held: it never guesses.
+        """
+        started = asyncio.get_running_loop().time()
+        try:
+            now, reason = await self._poll(target, seen, _kueue_evicted, self.evict_timeout)
+        except ActionFailed as exc:
+            raise ActionFailed(f"{exc.detail} ({'; '.join(done)} before this)") from None
+        if reason is None or now is None:
+            message = (
+                f"{target} was deactivated (spec.active=false) but Kueue did not evict it within "
+                f"{self.evict_timeout:g}s; it is left held. Release it to let it run again, or requeue "
+                "once Kueue has evicted it"
+            )
+            self._audit(
+                phase="outcome", user=user, action=request.kind.value, job="/".join(request.job),
+                uid=seen.uid, ok=False, message=message,
+            )  # fmt: skip
+            raise ActionFailed(message)
+        waited = asyncio.get_running_loop().time() - started
+        done.append(f"{reason} after {waited:.0f}s")
+        return step.with_rv(str(_dig(now, "metadata", "resourceVersion") or ""))
+
+    async def _verify_phase(self, target: Target, seen: Seen, moved: tuple[str, ...]) -> tuple[bool, str]:
+        """After a Volcano Command: did the controller move the job's phase? (bounded wait)
+
+        The Command's create only says the API server stored it; Volcano's controller acts on it
+        later (and deletes it). A phase that does not move is reported, not retried: a second
+        Command would act twice once the controller catches up.
+        """
+        before = _vc_phase(seen.obj) or "(none)"
+        try:
+            now, phase = await self._poll(
+                target,
+                seen,
+                lambda obj: _vc_phase(obj) if _vc_phase(obj) in moved else None,
+                self.phase_timeout,
+            )
+        except ActionFailed as exc:
+            return False, f"could not confirm the phase: {exc.detail}"
+        if phase is None:
+            still = _vc_phase(now or {}) or "(none)"
+            return False, (
+                f"status.state.phase is still {still} after {self.phase_timeout:g}s: Volcano's controller "
+                "has not acted on the Command yet (is vc-controller-manager running?); do not send it again"
+            )
+        return True, f"status.state.phase: {before} → {phase}"
 
     def _done_text(self, request: ActionRequest, target: Target, step: Step, response: ApiResponse) -> str:
         if step.method == "DELETE":
@@ -893,7 +1154,15 @@ class KubeActions:
         if step.subresource == "eviction":
             return f"{target} evicted"
         body = response.json()
-        for path in (("spec", "suspend"), ("spec", "replicas"), ("spec", "active")):
+        if step.verify_phase:
+            return f"Command {_dig(body, 'action')} {_dig(body, 'metadata', 'name')} created"
+        for path in (
+            ("spec", "suspend"),
+            ("spec", "runPolicy", "suspend"),
+            ("spec", "replicas"),
+            ("spec", "active"),
+            ("spec", "priorityClassName"),
+        ):
             value = _dig(body, *path)
             if value is not None and step.body is not None and _dig(step.body, *path) is not None:
                 return f"{'.'.join(path)} = {orjson.dumps(value).decode()}"
@@ -937,9 +1206,26 @@ class KubeActions:
                     True,
                     f"{target} {_VERBS[request.kind]} (confirmed by re-reading: {state}; {why})",
                 )
+        elif step.verify_phase:
+            # A Command create whose answer was lost: only the job's phase can tell, and a phase
+            # that did not move does not prove the Command was not stored (M5): never "safe to retry".
+            phase = _vc_phase(now or {})
+            if (
+                now is not None
+                and not replaced
+                and phase in step.verify_phase
+                and phase != _vc_phase(seen.obj)
+            ):
+                done.append(f"confirmed by re-reading after {why}: status.state.phase is {phase}")
+                return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
+            raise ActionFailed(
+                f"outcome unknown for {request.kind.value} of {target}: {why}; the Command may have been "
+                f"stored and not yet handled (phase {phase or '(none)'}). Check `kubectl get "
+                f"commands.bus.volcano.sh -n {target.namespace}` and the job's phase before trying again"
+            )
         elif now is not None and not replaced and step.body is not None:
-            wanted = {k: v for k, v in (step.body.get("spec") or {}).items()}
-            if wanted and all(_dig(now, "spec", k) == v for k, v in wanted.items()):
+            wanted = step.body.get("spec") or {}
+            if wanted and _contains(now.get("spec"), wanted):
                 done.append(f"confirmed by re-reading after {why}")
                 return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
         raise ActionFailed(
@@ -974,15 +1260,93 @@ def _review(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": f"{group}/v1", "kind": kind, "spec": spec}
 
 
+def _unknown_kind(action: ActionKind, kind: str) -> str:
+    if kind.startswith("PodGroup."):
+        return (
+            f"{action.value} of a {kind} is not supported: a PodGroup is the gang of a job; act on the job "
+            "that owns it (a vcjob, a Job, a JobSet, ...)"
+        )
+    known = ", ".join(sorted(KINDS))
+    return (
+        f"{action.value} of a {kind} is not supported on a live cluster: hpctop has no request for that "
+        f"kind (it acts on: {known})"
+    )
+
+
+def _volcano_refusal(action: ActionKind, target: Target, obj: Mapping[str, Any]) -> str | None:
+    """What a vcjob's phase (``status.state.phase``) allows: Volcano's state machine ignores a
+    Command its current state does not handle, so hpctop refuses it instead of sending it."""
+    phase = _vc_phase(obj)
+    if action == ActionKind.CANCEL:
+        return None
+    if phase in VOLCANO_FINISHED:
+        return f"{target} has finished (phase {phase}); there is nothing to {action.value}"
+    if action == ActionKind.PRIORITY:
+        if phase not in ("", "Pending"):
+            return (
+                f"{target} is {phase}: a Volcano job's priority can be changed only while it is Pending "
+                "(its pods are already created with the old priority)"
+            )
+        return None
+    if action == ActionKind.HOLD and phase in ("Aborting", "Aborted"):
+        return f"{target} is already held (phase {phase})"
+    if action == ActionKind.RELEASE and phase != "Aborted":
+        if phase == "Aborting":
+            return f"{target} is still aborting; release it once its phase is Aborted"
+        return f"{target} is not held (phase {phase or '(none)'}; ResumeJob acts only on an Aborted job)"
+    if action == ActionKind.REQUEUE:
+        if phase in ("Aborting", "Aborted"):
+            return f"{target} is held (phase {phase}); release it instead of requeueing"
+        if phase == "Restarting":
+            return f"{target} is already restarting"
+    return None
+
+
+def _expected_backend(action: ActionKind, target: Target, obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the backends' controllers do after the request (not part of any dry run's answer)."""
+    kind = target.kind
+    if kind == "JobSet":
+        if action == ActionKind.CANCEL:
+            return ("its child Jobs and their pods are deleted by the garbage collector",)
+        if action in (ActionKind.HOLD, ActionKind.REQUEUE):
+            notes = ["the JobSet controller suspends its child Jobs, which deletes their pods"]
+            if action == ActionKind.REQUEUE:
+                notes.append("then spec.suspend is set back to false: same name and uid, pods recreated")
+            return tuple(notes)
+        return ("the JobSet controller resumes its child Jobs",)
+    if kind in KUBEFLOW_PLURALS:
+        if action == ActionKind.CANCEL:
+            return ("its pods and services are deleted by the garbage collector",)
+        if action in (ActionKind.HOLD, ActionKind.REQUEUE):
+            return ("the training operator deletes its pods (needs training-operator >= 1.7 for suspend)",)
+        return ("the training operator creates its pods again",)
+    if kind == VOLCANO_JOB:
+        if action == ActionKind.CANCEL:
+            return ("its pods and PodGroup are deleted by the garbage collector",)
+        if action == ActionKind.PRIORITY:
+            return ("its PodGroup should follow the new priority class (not verified by hpctop)",)
+        action_name = VOLCANO_COMMANDS.get(action, "")
+        return (
+            f"Volcano's controller runs {action_name} and deletes the Command; hpctop then checks that "
+            f"status.state.phase moves to {' or '.join(VOLCANO_MOVED.get(action_name, ()))}",
+        )
+    if kind == "LeaderWorkerSet":
+        if action == ActionKind.CANCEL:
+            return ("this is a service (LeaderWorkerSet): its StatefulSets and pods are deleted too",)
+        if action == ActionKind.HOLD:
+            return (f"the old replica count is kept in the {HELD_ANNOTATION} annotation",)
+    return ()
+
+
 def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | str:
     """The RBAC (verb, group, resource, subresource) an action needs, or why it is never offered."""
-    if action == ActionKind.PRIORITY:
-        return PRIORITY_REFUSAL
-    if action == ActionKind.MOVE:
-        return MOVE_REFUSAL
     spec = KINDS.get(kind)
     if spec is None:
-        return f"not supported for {kind} on a live cluster yet"
+        return _unknown_kind(action, kind)
+    if action == ActionKind.PRIORITY and kind != VOLCANO_JOB:
+        return PRIORITY_REFUSAL
+    if action == ActionKind.MOVE:
+        return VOLCANO_MOVE_REFUSAL if kind == VOLCANO_JOB else MOVE_REFUSAL
     group, _, plural = spec
     if kind == "Pod":
         return (
@@ -990,10 +1354,14 @@ def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | s
             if action == ActionKind.CANCEL
             else "a bare pod cannot be held"
         )
-    if kind == "Workload" and action in (ActionKind.CANCEL, ActionKind.REQUEUE):
+    if kind == "Workload" and action == ActionKind.CANCEL:
         return "not for a Kueue Workload: act on its owner job"
+    if kind in SCALED_KINDS and action == ActionKind.REQUEUE:
+        return f"requeue of a {kind} is not supported: hold, then release"
     if action == ActionKind.CANCEL:
         return [("delete", group, plural, "")]
+    if kind == VOLCANO_JOB and action in VOLCANO_COMMANDS:
+        return [("create", COMMAND_GROUP, "commands", "")]
     return [("patch", group, plural, "")]
 
 
