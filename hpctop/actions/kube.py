@@ -36,8 +36,15 @@ Deployment         cancel: DELETE (Background); hold: ``spec.replicas: 0`` with 
                    window where one is done and not the other); release restores it
 bare Pod           cancel: Eviction (honours PodDisruptionBudgets; their 429 is reported, never
                    bypassed); DELETE only where the cluster serves no Eviction for it
-Kueue Workload     hold/release: ``spec.active``
-priority, move     refused with the reason (pod priority is immutable once admitted)
+Kueue Workload     hold/release: ``spec.active``; requeue: active false, wait (bounded, polling) for
+                   ``Evicted=True`` or no quota, then active true with the RV of that read
+JobSet, Kubeflow   as a batch Job, on ``spec.suspend`` / ``spec.runPolicy.suspend`` (an MPIJob is
+                   read at v2beta1, then v1)
+Volcano vcjob      cancel: DELETE; hold/release/requeue: a bus Command (AbortJob/ResumeJob/
+                   RestartJob) naming the job's uid, then a bounded check that the phase moved;
+                   priority: ``spec.priorityClassName`` while Pending; move: refused (immutable)
+LeaderWorkerSet    as a Deployment (cancel; hold/release by ``spec.replicas``); no requeue
+priority, move     refused elsewhere with the reason (pod priority is immutable once admitted)
 =================  ===============================================================================
 
 Sync and async: the :class:`~hpctop.actions.requests.Actuator` protocol is synchronous (the

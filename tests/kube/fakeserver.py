@@ -41,6 +41,10 @@ What it does (RELIABILITY.md §5.2, items 1-5 and part of 11):
   - ``pods/{n}/eviction`` (a 429 with a DisruptionBudget cause when :meth:`block_eviction` says a
     PDB blocks it) and ``pods/{n}/binding`` (uid/RV preconditions, 409 when already bound);
   - a tiny job controller: ``spec.suspend: true`` deletes the Job's pods and sets ``Suspended``;
+  - the backends' kinds (``BACKENDS``: JobSet, Kubeflow jobs, Volcano Job and bus Command,
+    LeaderWorkerSet) with the same write semantics; ``metadata.generateName``; a tiny Volcano
+    controller (a Command moves its vcjob's ``status.state.phase`` and is consumed) and, when
+    ``kueue_evict_after`` is set, Kueue's eviction of a deactivated admitted Workload;
   - SelfSubjectAccessReview, SelfSubjectRulesReview and SelfSubjectReview answered from
     :class:`Rbac`, which is also enforced (403) on every request; ``Rbac.refused`` rules are
     allowed by the reviews yet refused at request time (a webhook authorizer, a policy change);
