@@ -444,7 +444,7 @@ async def test_bulk_reports_per_job(fake: FakeApiServer, actions: KubeActions) -
     seed(fake, "a", pods=1)
     seed(fake, "b", pods=1)
     requests = [ActionRequest(ActionKind.HOLD, ("team-a", "Job", name)) for name in ("a", "missing", "b")] + [
-        ActionRequest(ActionKind.HOLD, ("team-a", "JobSet", "js"))
+        ActionRequest(ActionKind.HOLD, ("team-a", "StatefulSet", "js"))
     ]
     results = await actions.execute_many(requests)
     assert [r.ok for r in results] == [True, False, True, False]
