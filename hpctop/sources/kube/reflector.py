@@ -29,7 +29,8 @@ credential source up to three times, then stops this resource with "re-authentic
 
 Nothing here blocks the event loop for long: Pod, Node and PriorityClass list pages are decoded
 in one validation pass per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets
-a turn between pages), other kinds with a yield every few hundred items, and cancellation (quitting) closes the open stream at once (W18).
+a turn between pages), other kinds with a yield every few hundred items, and cancellation
+(quitting) closes the open stream at once (W18).
 """
 
 from __future__ import annotations
