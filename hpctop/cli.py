@@ -200,6 +200,12 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     console.add_argument("--read-only", action="store_true", default=None, help="refuse every action")
     console.add_argument(
+        "--prometheus", metavar="URL", help="live cluster: GPU metrics (DCGM) from this Prometheus"
+    )
+    console.add_argument(
+        "--yunikorn-url", metavar="URL", help="live cluster: YuniKorn's REST API at this URL"
+    )
+    console.add_argument(
         "--theme", metavar="NAME", help="colour theme (remembered when picked in the console)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -558,7 +564,12 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
         from hpctop.runtime.live_console import LiveConsoleSession
 
         # Connect before Textual starts: an exec credential plugin may prompt on this terminal.
-        live = LiveConsoleSession.connect(*_live_target(args, settings), read_only=settings.read_only)
+        live = LiveConsoleSession.connect(
+            *_live_target(args, settings),
+            read_only=settings.read_only,
+            prometheus_url=getattr(args, "prometheus", None),
+            yunikorn_url=getattr(args, "yunikorn_url", None),
+        )
     try:
         session = live if live is not None else open_session(args, settings)
         app = _load_make_app()(

@@ -30,6 +30,13 @@ read-only mode a :class:`~hpctop.actions.requests.ReadOnlyActuator` wraps it: th
 refuses first, and the transport refuses again before any socket I/O if anything slips past (two
 layers, RELIABILITY.md §2.4). Every mutation is written to the local audit log
 (:mod:`hpctop.actions.audit`), whose records for a job the console shows in the job detail.
+
+Beside the reflectors, on the same loop, run the optional extras (``docs/live.md``): GPU metrics
+from Prometheus (``prometheus_url``; :attr:`LiveConsoleSession.gpu_metrics`), YuniKorn's queue
+tree (polled only once YuniKorn is seen, or at ``yunikorn_url``) and a job's Events while its
+detail is open (:meth:`LiveConsoleSession.job_events`). Each is a task of its own that never
+raises out: a failure is a note appended to :attr:`LiveConsoleSession.connection`, never a stop,
+and the console only ever reads references they swap (no call from the UI thread waits on them).
 """
 
 from __future__ import annotations
@@ -40,25 +47,32 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from hpctop.actions.audit import AuditLog, AuditRecord
 from hpctop.actions.kube import KINDS, KubeActions, KubeActuator, Permission
 from hpctop.actions.requests import ActionKind, Actuator, ReadOnlyActuator
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.events import WatchEvent
+from hpctop.model.metrics import MetricsView
 from hpctop.model.objects import JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.kube.connection import Connection, load_connection
+from hpctop.sources.kube.events import EventRow, list_job_events
+from hpctop.sources.kube.metrics import POLL_INTERVAL as METRICS_INTERVAL
+from hpctop.sources.kube.metrics import PrometheusPoller
 from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
+from hpctop.sources.kube.yunikorn import NAMESPACE as YUNIKORN_NAMESPACE
+from hpctop.sources.kube.yunikorn import POLL_INTERVAL as YUNIKORN_INTERVAL
+from hpctop.sources.kube.yunikorn import YuniKornPoller
 
 ScheduleFn = Callable[[Snapshot, Policy, float], ScheduleResult]
 
@@ -70,6 +84,10 @@ ACTION_TIMEOUT = 30.0
 IDLE_REFRESH = 5.0
 #: how long quitting may wait for the reflectors (RELIABILITY.md §1.5: the app exits within 1 s)
 STOP_TIMEOUT = 1.0
+#: real seconds a job's Events are shown before they are asked for again (while its detail is open)
+EVENTS_TTL = 5.0
+#: jobs whose Events are kept (the details opened last)
+EVENTS_CACHED = 32
 
 _DEGRADED = {
     ReflectorState.FORBIDDEN: "forbidden",
@@ -96,6 +114,33 @@ class LockedStore(Store):
     def snapshot(self) -> Snapshot:
         with self.lock:
             return super().snapshot()
+
+    def apply_yunikorn_queues(self, raw: bytes, partition: str = "default") -> bool:
+        with self.lock:
+            return super().apply_yunikorn_queues(raw, partition)
+
+
+class _PodNodes(Mapping[str, str]):
+    """Pod name → node, built on first use only: the metrics join needs it just when a host label
+    holds the exporter pod's name instead of a node's, and most clusters never ask."""
+
+    def __init__(self, build: Callable[[], dict[str, str]]) -> None:
+        self._build = build
+        self._map: dict[str, str] | None = None
+
+    def _get(self) -> dict[str, str]:
+        if self._map is None:
+            self._map = self._build()
+        return self._map
+
+    def __getitem__(self, key: str) -> str:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
 
 
 def connection_text(statuses: Mapping[str, ReflectorStatus], now: float) -> str:
@@ -159,6 +204,12 @@ class LiveConsoleSession:
         read_only: bool = True,
         audit_path: str | os.PathLike[str] | None = None,
         action_timeout: float = ACTION_TIMEOUT,
+        prometheus_url: str | None = None,
+        yunikorn_url: str | None = None,
+        metrics_interval: float = METRICS_INTERVAL,
+        yunikorn_interval: float = YUNIKORN_INTERVAL,
+        yunikorn_namespace: str = YUNIKORN_NAMESPACE,
+        events_ttl: float = EVENTS_TTL,
     ) -> None:
         self.connection_settings = connection
         self.namespace = namespace
@@ -198,6 +249,31 @@ class LiveConsoleSession:
         self.error: BaseException | None = None  # what ended the reflectors, if not a quit
         self._snapshot: Snapshot
         self._result: ScheduleResult
+        # -- extras beside the reflectors (module doc); their client only reads
+        self._extra_client: KubeClient | None = None
+        #: the last GPU metrics (stale-marked while Prometheus fails); None without ``prometheus_url``
+        self.gpu_metrics: MetricsView | None = MetricsView() if prometheus_url else None
+        self.metrics_poller: PrometheusPoller | None = None
+        if prometheus_url:
+            self.metrics_poller = PrometheusPoller(
+                prometheus_url,
+                self._publish_metrics,
+                self._metrics_context,
+                clock=clock,
+                interval=metrics_interval,
+            )
+        self.yunikorn_poller = YuniKornPoller(
+            self.store.apply_yunikorn_queues,
+            client=None if yunikorn_url else self._extras_client(),
+            url=yunikorn_url,
+            pods_say_yunikorn=self._pods_say_yunikorn,
+            interval=yunikorn_interval,
+            namespace=yunikorn_namespace,
+        )
+        self.events_ttl = events_ttl
+        self._events: dict[JobKey, tuple[float, list[EventRow]]] = {}
+        self._events_error: dict[JobKey, str] = {}
+        self._events_inflight: set[JobKey] = set()
         self.refresh()
 
     # -- construction ----------------------------------------------------------------------------
@@ -215,6 +291,8 @@ class LiveConsoleSession:
         client_factory: Callable[[Connection], KubeClient] | None = None,
         read_only: bool = True,
         audit_path: str | os.PathLike[str] | None = None,
+        prometheus_url: str | None = None,
+        yunikorn_url: str | None = None,
     ) -> LiveConsoleSession:
         """Load the connection (blocking, before any UI), then start the reflectors in the background.
 
@@ -240,6 +318,8 @@ class LiveConsoleSession:
             loop=loop,
             read_only=read_only,
             audit_path=audit_path,
+            prometheus_url=prometheus_url,
+            yunikorn_url=yunikorn_url,
         )
         session._thread = thread
         session.start()
@@ -260,6 +340,11 @@ class LiveConsoleSession:
     async def _reflect(self) -> None:
         from hpctop.runtime.live import run_live
 
+        extras = [asyncio.create_task(self._guarded(self.yunikorn_poller.run()), name="hpctop-yunikorn")]
+        if self.metrics_poller is not None:
+            extras.append(
+                asyncio.create_task(self._guarded(self.metrics_poller.run()), name="hpctop-metrics")
+            )
         try:
             await run_live(
                 None,
@@ -278,7 +363,84 @@ class LiveConsoleSession:
             self.error = exc
             raise
         finally:
+            for task in extras:
+                task.cancel()
+            await asyncio.gather(*extras, return_exceptions=True)
+            if self._extra_client is not None:
+                with contextlib.suppress(Exception):
+                    await self._extra_client.close()
             self._done.set()  # streams closed, client closed: what quitting waits for
+
+    @staticmethod
+    async def _guarded(work: Coroutine[Any, Any, None]) -> None:
+        """Run an extra; a bug in it ends only it (the reflectors and the console go on)."""
+        with contextlib.suppress(Exception):
+            await work
+
+    def _extras_client(self) -> KubeClient:
+        """The read-only client of the extras (Events, the YuniKorn proxy): not the reflectors', whose
+        streams it must not queue behind, and never able to write (R3)."""
+        if self._extra_client is None:
+            self._extra_client = KubeClient(self.connection_settings, read_only=True)
+        return self._extra_client
+
+    # -- extras: GPU metrics, YuniKorn, Events ---------------------------------------------------
+
+    def _publish_metrics(self, view: MetricsView) -> None:
+        self.gpu_metrics = view  # one reference swap: the console reads whichever is current
+
+    def _metrics_context(self) -> tuple[Mapping[str, object], Mapping[str, str]]:
+        def pod_nodes() -> dict[str, str]:
+            with self.lock:
+                return {p.name: p.node_name for p in self.store.pods.values() if p.node_name}
+
+        with self.lock:
+            nodes = dict.fromkeys(self.store.nodes)
+        return nodes, _PodNodes(pod_nodes)
+
+    def _pods_say_yunikorn(self) -> bool:
+        with self.lock:
+            return any(p.scheduler_name == "yunikorn" for p in self.store.pods.values())
+
+    def job_events(self, job: JobKey) -> list[EventRow]:
+        """The Events of a job's owner and pods, as last fetched; never waits.
+
+        The job detail calls this on every tick while it is open: the cached rows come back at
+        once and, when they are older than :attr:`events_ttl` and no fetch is running, one is
+        started on the background loop. The first call therefore returns ``[]``.
+        """
+        cached = self._events.get(job)
+        loop = self._loop
+        stale = cached is None or time.monotonic() - cached[0] >= self.events_ttl
+        if stale and job not in self._events_inflight and loop is not None and loop.is_running():
+            self._events_inflight.add(job)
+            asyncio.run_coroutine_threadsafe(self._fetch_events(job), loop)
+        return list(cached[1]) if cached is not None else []
+
+    def job_events_error(self, job: JobKey) -> str:
+        """Why the last fetch of a job's Events failed ("" when it did not)."""
+        return self._events_error.get(job, "")
+
+    async def _fetch_events(self, key: JobKey) -> None:
+        try:
+            with self.lock:
+                job = self.store.job(key)
+                pods = [name for _, name in job.pods] if job is not None else []
+            namespace, kind, name = key
+            objects = [(kind, name)] + [("Pod", p) for p in pods if (kind, p) != ("Pod", name)]
+            try:
+                rows = await list_job_events(self._extras_client(), namespace, objects)
+            except Exception as exc:  # shown in the detail; the previous rows stay
+                self._events_error[key] = type(exc).__name__
+                rows = self._events[key][1] if key in self._events else []
+            else:
+                self._events_error.pop(key, None)
+            self._events.pop(key, None)
+            self._events[key] = (time.monotonic(), rows)
+            while len(self._events) > EVENTS_CACHED:
+                self._events.pop(next(iter(self._events)))
+        finally:
+            self._events_inflight.discard(key)
 
     def _on_status(self, status: ReflectorStatus) -> None:
         self._statuses = {**self._statuses, status.kind: status}  # a new dict: readers never see it change
@@ -370,7 +532,12 @@ class LiveConsoleSession:
         """The status bar's connection state, built from the reflectors' statuses."""
         if self.error is not None:
             return f"stopped: {type(self.error).__name__}"
-        return connection_text(self._statuses, self._clock())
+        now = self._clock()
+        parts = [connection_text(self._statuses, now)]
+        if self.gpu_metrics is not None:
+            parts.append(self.gpu_metrics.note(now))
+        parts.append(self.yunikorn_poller.note)
+        return ", ".join(p for p in parts if p)
 
     @property
     def synced(self) -> bool:
