@@ -125,9 +125,11 @@ class PrometheusPoller:
                 body = await response.content.read(MAX_BODY)
                 if response.status >= 400:
                     try:
-                        return parse_vector(body)  # Prometheus explains a bad query in JSON
+                        parse_vector(body)  # Prometheus explains a bad query in JSON; a proxy does not
                     except MetricsError as exc:
-                        raise MetricsError(f"HTTP {response.status}: {exc}") from None
+                        if str(exc).startswith("query failed"):
+                            raise MetricsError(f"HTTP {response.status}: {exc}") from None
+                    raise MetricsError(f"HTTP {response.status}")
                 return parse_vector(body)
         except TimeoutError:
             raise MetricsError(f"no answer in {self.timeout:g}s") from None
