@@ -118,7 +118,11 @@ def test_parse_vector_rejects_what_is_not_an_instant_vector() -> None:
         parse_vector(b'{"status":"success","data":{"resultType":"matrix","result":[]}}')
     with pytest.raises(MetricsError, match="not JSON"):
         parse_vector(b"<html>")
-    odd = [{"metric": {}, "value": [0, "NaN"]}, {"metric": "x"}, s("DCGM_FI_DEV_GPU_TEMP", 40.0, gpu="0")]
+    odd: list[dict[str, Any]] = [
+        {"metric": {}, "value": [0, "NaN"]},
+        {"metric": "x"},
+        s("DCGM_FI_DEV_GPU_TEMP", 40.0, gpu="0"),
+    ]
     assert [x.metric for x in parse_vector(vector(odd))] == ["DCGM_FI_DEV_GPU_TEMP"]
 
 

@@ -103,7 +103,12 @@ async def test_not_found_and_garbage_degrade_with_a_state(
 ) -> None:
     applied: list[bytes] = []
     async with KubeClient(connection) as client:
-        poller = YuniKornPoller(lambda raw: applied.append(raw) or False, client=client)
+
+        def apply(raw: bytes) -> bool:
+            applied.append(raw)
+            return False
+
+        poller = YuniKornPoller(apply, client=client)
         assert not await poller.detect()  # no Service, no yunikorn pods
         assert await poller.poll_once() is YuniKornState.NOT_FOUND and poller.note == "YuniKorn: not found"
         fake[PROXY + QUEUES] << b'{"children": 3}'
