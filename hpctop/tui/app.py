@@ -279,6 +279,7 @@ class HpctopApp(App[None]):
                 ((p.name, p.nodes) for p in result.partitions),
             )
             self._main(GpuPane, "#gpus").set_map(self._gpu_map, queue_order)
+        self._main(GpuPane, "#gpus").set_metrics(getattr(self.session, "gpu_metrics", None))
         self._main(QueuePane, "#queues").set_queues(result.queues, result.cluster.gpu)
         self.history.record(snapshot, result)
         charts = self._main(ChartsPane, "#charts")
@@ -550,6 +551,7 @@ class HpctopApp(App[None]):
             self.journal.of(key),
             nodes,
             audit=self.live.audit_entries(key) if self.live is not None else None,
+            events=job_events(key) if (job_events := getattr(self.session, "job_events", None)) else None,
         )
 
     def on_jobs_table_ask_filter(self, message: JobsTable.AskFilter) -> None:

@@ -27,6 +27,7 @@ from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 
 if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord
+    from hpctop.sources.kube.events import EventRow
 
 
 def _s(value: object, cap: int = 1024) -> str:
@@ -41,10 +42,12 @@ def detail_text(
     journal: list[JournalEntry],
     nodes: dict[str, NodeGpus],
     audit: Sequence[AuditRecord] | None = None,
+    events: Sequence[EventRow] | None = None,
 ) -> Text:
     """The detail body. ``audit``: the local audit log's records of this job (live sessions only),
     shown under the console's own journal so a request's intent, outcome and ``Audit-Id`` are at
-    hand; ``None`` (the simulator) leaves that part out."""
+    hand; ``None`` (the simulator) leaves that part out. ``events``: the Kubernetes Events of the
+    job's owner and pods (live sessions only, fetched in the background), likewise."""
     t = Text()
     if job is None:
         # A cancelled job leaves the cluster; what was done to it (and the server's answers) stays.
@@ -142,6 +145,21 @@ def detail_text(
         for c in workload.conditions:
             t.append(f"  {_s(c.type, 64)}={_s(c.status, 16)} {_s(c.reason, 128)}: ")
             t.append(sanitize_display(c.message, cap=4096, keep_newlines=True))
+            t.append("\n")
+
+    if events is not None:
+        t.append("\nEvents\n", style="bold underline")
+        if not events:
+            t.append("  (none yet)\n")
+        for e in events[-50:]:
+            when = fmt_clock(e.last_time) if e.last_time is not None else "-"
+            count = f" x{e.count}" if e.count > 1 else ""
+            t.append(
+                f"  {when} {_s(e.type, 8):<8} {_s(e.reason, 32)}{count} ",
+                style="bold" if e.type == "Warning" else "",
+            )
+            t.append(f"{_s(e.kind, 16)}/{_s(e.name, 64)}: ", style="dim")
+            t.append(sanitize_display(e.message, cap=1024))
             t.append("\n")
 
     _actions_section(t, journal, audit)

@@ -20,9 +20,11 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from hpctop.model.metrics import MetricsView
 from hpctop.tui.colors import Palette, queue_var
 from hpctop.tui.gpumap import CORDONED, DOWN, GpuMap, NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
+from hpctop.tui.sanitize import sanitize_display
 
 ZOOMS = ("cluster", "partition", "node")
 
@@ -43,6 +45,36 @@ class GpuPane(ScrollView, can_focus=True):
         self._palette = Palette()
         self._lines: list[list[Segment]] = []
         self._cursor_line = 0
+        self.metrics: MetricsView | None = None  # DCGM telemetry (live with --prometheus only)
+
+    def set_metrics(self, metrics: MetricsView | None) -> None:
+        """Telemetry for the node zoom; rebuilt only when a new poll arrived (a reference swap)."""
+        if metrics is not self.metrics:
+            self.metrics = metrics
+            if self.zoom == "node":
+                self.rebuild()
+
+    def _metrics_text(self, node: str, index: int) -> str:
+        """`` util 87% mem 40/80G 612W 71C`` for one GPU (MIG: one part per instance), "" without data."""
+        if self.metrics is None:
+            return ""
+        parts = []
+        for g in self.metrics.gpus.values():
+            if g.node != node or g.index != index:
+                continue
+            busy = g.busy_pct
+            text = f"{g.mig_profile or ''} util {busy:.0f}%" if busy is not None else "util -"
+            if g.fb_used_mib is not None and g.fb_total_mib:
+                text += f" mem {g.fb_used_mib / 1024:.0f}/{g.fb_total_mib / 1024:.0f}G"
+            if g.power_w is not None:
+                text += f" {g.power_w:.0f}W"
+            if g.temp_c is not None:
+                text += f" {g.temp_c:.0f}C"
+            if g.last_xid:
+                text += f" XID {g.last_xid}"
+            parts.append(text.strip())
+        stale = " (stale)" if parts and self.metrics.stale else ""
+        return ("  [" + "; ".join(sorted(parts)) + "]" + stale) if parts else ""
 
     def set_map(self, gpu_map: GpuMap, queues: list[str]) -> None:
         self.map = gpu_map
@@ -194,9 +226,11 @@ class GpuPane(ScrollView, can_focus=True):
                     glyph = self._slot_glyph(node, slot.used)
                     style = self._slot_style(node, slot.used, slot.queue)
                     holders = ", ".join(f"{j} ({q or '-'}, {g:g})" for j, q, g in slot.holders) or "free"
-                    lines.append(
-                        [Segment(f"GPU{idx:<2} "), Segment(glyph * 2, style), Segment(f" {holders}")]
-                    )
+                    line = [Segment(f"GPU{idx:<2} "), Segment(glyph * 2, style), Segment(f" {holders}")]
+                    telemetry = self._metrics_text(node.name, idx)
+                    if telemetry:
+                        line.append(Segment(sanitize_display(telemetry), self._style("gpu-free")))
+                    lines.append(line)
         self._lines = lines
         self._cursor_line = cursor_line
         self.virtual_size = Size(width, len(lines))
