@@ -71,7 +71,7 @@ async def test_events_of_owner_and_pods_sanitized(fake: FakeApiServer, connectio
     assert (backoff.type, backoff.count, backoff.last_time) == ("Warning", 7, 1767225900.0)
     assert "\x1b" not in backoff.message and "\x07" not in backoff.message and "\u202e" not in backoff.message
     assert "\n" not in backoff.message and backoff.message.endswith("failed container")
-    selectors = [r.params.get("fieldSelector") for _, r in fake.log if r.url.path.endswith("/events")]
+    selectors = [str(r.params.get("fieldSelector")) for _, r in fake.log if r.url.path.endswith("/events")]
     assert sorted(selectors) == ["regarding.name=train", "regarding.name=train-0", "regarding.name=train-1"]
 
 
