@@ -566,6 +566,11 @@ class HpctopApp(App[None]):
             PromptScreen("Filter jobs (text in any column)", jobs.filters.text, "e.g. nlp or PD"), done
         )
 
+    def on_queue_pane_filter_jobs(self, message: QueuePane.FilterJobs) -> None:
+        jobs = self._main(JobsTable, "#jobs")
+        jobs.set_filters(Filters(**{**_filters_dict(jobs.filters), "queue": message.path}))
+        self._update_jobs_info()
+
     def on_jobs_table_view_changed(self, message: JobsTable.ViewChanged) -> None:
         with contextlib.suppress(NoMatches):  # arrives after shutdown began
             self._update_jobs_info()

@@ -297,7 +297,8 @@ def apply_view(
         out = [r for r in out if r.category == category]
     if filters.queue is not None:
         q = filters.queue
-        out = [r for r in out if r.queue == q]
+        sub = q + "."  # a parent queue (a double click in the queue pane) covers its children
+        out = [r for r in out if r.queue == q or r.queue.startswith(sub)]
     if filters.partition is not None:
         p = filters.partition
         out = [r for r in out if r.partition == p]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 #: Longest cell text kept in tables; the detail pane shows more (still sanitised) up to DETAIL_CAP.
@@ -88,3 +89,23 @@ def safe_text(s: object, style: str = "", *, cap: int = CELL_CAP, keep_newlines:
 def has_flagged(s: str) -> bool:
     """Whether sanitising changed something a confirmation dialog should point out."""
     return any(_needs_work(ord(ch)) for ch in s)
+
+
+def fit_cells(text: str, width: int, right: bool = False) -> str:
+    """``text`` cut (with ``…``) or padded to exactly ``width`` terminal cells.
+
+    ``len`` counts code points, not cells: a CJK or emoji name is twice as wide as its length and a
+    combining mark takes no cell, so padding by ``len`` shifts every column after such a name (T5).
+    ASCII keeps the cheap path; the rest goes through Rich's cell widths, the ones the strip uses.
+    """
+    if width <= 0:
+        return ""
+    if text.isascii():
+        if len(text) > width:
+            text = text[: width - 1] + ELLIPSIS
+        return text.rjust(width) if right else text.ljust(width)
+    cells = cell_len(text)
+    if cells > width:
+        return set_cell_size(text, width - 1) + ELLIPSIS
+    pad = " " * (width - cells)
+    return pad + text if right else text + pad

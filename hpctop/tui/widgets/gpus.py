@@ -6,15 +6,20 @@ in a 104×17 pane; ``partition`` is one line per node of the selected partition 
 (``·`` free, ``░▒▓█`` by fill, ``✕`` down, ``⊘`` cordoned) and colour only reinforces it (queue colour
 of the holding job), so the colour-blind theme and monochrome terminals lose nothing.
 
-Lines are formatted when data, zoom or cursor change, and ``render_line`` only slices them.
+Lines are formatted when data, zoom or cursor change, and ``render_line`` only slices them. The same
+pass records where each node and partition name landed (``_hits``), so a click is looked up rather
+than re-derived from the layout: a click on a node selects it, a double click zooms to it, a click on
+a partition name shows that partition.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -24,7 +29,7 @@ from hpctop.model.metrics import MetricsView
 from hpctop.tui.colors import Palette, queue_var
 from hpctop.tui.gpumap import CORDONED, DOWN, GpuMap, NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
-from hpctop.tui.sanitize import sanitize_display
+from hpctop.tui.sanitize import fit_cells, sanitize_display
 
 ZOOMS = ("cluster", "partition", "node")
 
@@ -45,6 +50,8 @@ class GpuPane(ScrollView, can_focus=True):
         self._palette = Palette()
         self._lines: list[list[Segment]] = []
         self._cursor_line = 0
+        #: per formatted line: (first cell, end cell, "node" | "partition", node index or partition name)
+        self._hits: list[list[tuple[int, int, str, int | str]]] = []
         self.metrics: MetricsView | None = None  # DCGM telemetry (live with --prometheus only)
 
     def set_metrics(self, metrics: MetricsView | None) -> None:
@@ -130,11 +137,13 @@ class GpuPane(ScrollView, can_focus=True):
             return self._style("gpu-free")
         return self._style(queue_var(node.dominant_queue, self.queues))
 
-    def _totals_line(self) -> list[Segment]:
+    def _totals_line(self, hits: list[tuple[int, int, str, int | str]]) -> list[Segment]:
         segs: list[Segment] = []
         label = self._style("primary", bold=True)
         dim = self._style("gpu-free")
         for group in self.map.partitions:
+            x = sum(seg.cell_length for seg in segs)
+            hits.append((x, x + cell_len(group.name), "partition", group.name))  # names sanitised in gpumap
             segs.append(Segment(group.name, label))
             segs.append(Segment(f" {_gpus(group.used)}/{_gpus(group.total)}", Style()))
             if group.down:
@@ -151,50 +160,66 @@ class GpuPane(ScrollView, can_focus=True):
     def rebuild(self) -> None:
         width = max(self.size.width, 20)
         lines: list[list[Segment]] = []
+        hits: list[list[tuple[int, int, str, int | str]]] = []
         cursor_line = 0
         if self.zoom == "cluster":
-            lines.append(self._totals_line())
+            hits.append([])
+            lines.append(self._totals_line(hits[-1]))
             row: list[Segment] = []
+            row_hits: list[tuple[int, int, str, int | str]] = []
             used = 0
             last_part = None
             for i, node in enumerate(self.map.nodes):
                 if last_part is not None and node.partition != last_part:
                     if used + 1 > width:
                         lines.append(row)
-                        row, used = [], 0
+                        hits.append(row_hits)
+                        row, row_hits, used = [], [], 0
                     row.append(Segment("│", self._style("panel")))
                     used += 1
                 last_part = node.partition
                 if used + 1 > width:
                     lines.append(row)
-                    row, used = [], 0
+                    hits.append(row_hits)
+                    row, row_hits, used = [], [], 0
                 style = self._node_style(node)
                 if i == self.cursor:
                     style = style + Style(reverse=True)
                     cursor_line = len(lines)
                 row.append(Segment(node.glyph(), style))
+                row_hits.append((used, used + 1, "node", i))
                 used += 1
             if row:
                 lines.append(row)
+                hits.append(row_hits)
         elif self.zoom == "partition":
             cur = self.current
             part = cur.partition if cur else ""
             group = next((g for g in self.map.partitions if g.name == part), None)
             head = self._style("primary", bold=True)
             if group is not None:
-                lines.append(
-                    [
-                        Segment(f"{part}", head),
-                        Segment(
-                            f"  {_gpus(group.used)}/{_gpus(group.total)} GPUs, {group.nodes} nodes", Style()
-                        ),
-                        Segment(
-                            f"  {DOWN} {group.down} down/cordoned" if group.down else "",
-                            self._style("gpu-down"),
-                        ),
-                    ]
-                )
-            name_w = max((len(n.name) for n in self.map.nodes if n.partition == part), default=8)
+                head_segs = [
+                    Segment(part, head),
+                    Segment(f"  {_gpus(group.used)}/{_gpus(group.total)} GPUs, {group.nodes} nodes", Style()),
+                    Segment(
+                        f"  {DOWN} {group.down} down/cordoned" if group.down else "",
+                        self._style("gpu-down"),
+                    ),
+                ]
+                # the other partitions' names after the current one's figures: click one to show it
+                head_hits: list[tuple[int, int, str, int | str]] = []
+                x = sum(seg.cell_length for seg in head_segs) + 2
+                head_segs.append(Segment("  ", Style()))
+                for other in self.map.partition_names():
+                    if other != part:
+                        w = cell_len(other)
+                        head_hits.append((x + 1, x + 1 + w, "partition", other))
+                        head_segs += [Segment(" "), Segment(other, self._style("gpu-free", bold=True))]
+                        x += 1 + w
+                hits.append(head_hits)
+                lines.append(head_segs)
+            widths = (cell_len(n.name) for n in self.map.nodes if n.partition == part)
+            name_w = min(max(widths, default=8), 64)
             for i, n in enumerate(self.map.nodes):
                 if n.partition != part:
                     continue
@@ -202,11 +227,12 @@ class GpuPane(ScrollView, can_focus=True):
                 if is_cur:
                     cursor_line = len(lines)
                 name_style = self._style(bold=True, reverse=True) if is_cur else Style()
-                segs = [Segment(n.name.ljust(name_w), name_style), Segment(" ")]
+                segs = [Segment(fit_cells(n.name, name_w), name_style), Segment(" ")]
                 segs.extend(self._slot_segments(n))
                 segs.append(Segment(f" {_gpus(n.used)}/{_gpus(n.total)}", Style()))
                 if n.down:
                     segs.append(Segment(" down" if not n.ready else " cordoned", self._style("gpu-down")))
+                hits.append([(0, width, "node", i)])
                 lines.append(segs)
         else:
             sel = self.current
@@ -222,6 +248,7 @@ class GpuPane(ScrollView, can_focus=True):
                         Segment(f"{_gpus(node.used)}/{_gpus(node.total)} GPUs", Style()),
                     ]
                 )
+                hits.append([(0, width, "node", self.cursor)])
                 for idx, slot in enumerate(node.slots):
                     glyph = self._slot_glyph(node, slot.used)
                     style = self._slot_style(node, slot.used, slot.queue)
@@ -232,6 +259,7 @@ class GpuPane(ScrollView, can_focus=True):
                         line.append(Segment(sanitize_display(telemetry), self._style("gpu-free")))
                     lines.append(line)
         self._lines = lines
+        self._hits = hits
         self._cursor_line = cursor_line
         self.virtual_size = Size(width, len(lines))
         top = int(self.scroll_y)
@@ -262,6 +290,48 @@ class GpuPane(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.rebuild()
+
+    # -- mouse -----------------------------------------------------------------------------------
+
+    def hit_at(self, x: int, y: int) -> tuple[str, int | str] | None:
+        """What is drawn at content cell (x, y): ``("node", index)``, ``("partition", name)`` or None."""
+        index = int(self.scroll_y) + y
+        if not 0 <= index < len(self._hits):
+            return None
+        for start, end, kind, value in self._hits[index]:
+            if start <= x < end:
+                return kind, value
+        return None
+
+    def show_partition(self, name: str) -> None:
+        """The partition zoom on ``name`` (its first node selected)."""
+        for i, node in enumerate(self.map.nodes):
+            if node.partition == name:
+                self.cursor = i
+                break
+        else:
+            return
+        if self.zoom != "partition":
+            self.zoom = "partition"
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self.rebuild()
+
+    def on_click(self, event: events.Click) -> None:
+        """Click selects a node or shows a partition; a double click on a node zooms to it."""
+        self.focus()
+        offset = event.get_content_offset(self)
+        hit = None if offset is None else self.hit_at(offset.x, offset.y)
+        if hit is None:
+            return
+        kind, value = hit
+        if kind == "partition" and isinstance(value, str):
+            self.show_partition(value)
+        elif isinstance(value, int):
+            self.cursor = value
+            if event.chain >= 2 and self.zoom != "node":
+                self.zoom = "node"
+                self.scroll_to(y=0, animate=False, immediate=True)
+            self.rebuild()
 
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_y) + y

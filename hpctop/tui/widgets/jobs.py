@@ -28,12 +28,11 @@ from hpctop.model.objects import JobKey
 from hpctop.tui.colors import Palette, state_var
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, apply_view, cells
+from hpctop.tui.sanitize import fit_cells
 
 
 def _fit(text: str, width: int, right: bool) -> str:
-    if len(text) > width:
-        text = text[: max(width - 1, 0)] + "…"
-    return text.rjust(width) if right else text.ljust(width)
+    return fit_cells(text, width, right)  # by cells, not code points: wide names keep the columns (T5)
 
 
 class JobsTable(ScrollView, can_focus=True):

@@ -6,6 +6,10 @@ used/guaranteed, running/pending counts, the fair-share factor and ``⇡`` when 
 beyond its guarantee. Over-share queues are drawn in ``queue-over-share`` colour *and* flagged with
 ``⇡``, so the meaning does not depend on colour. Queue paths come from scheduler configuration that
 other people write, so they are sanitised before drawing.
+
+Mouse: a click selects a queue, a click on its ``▾``/``▸`` expands or collapses it, and a double
+click asks the app (:class:`QueuePane.FilterJobs`) to show only that queue's jobs in the jobs pane;
+the pane does not know the jobs pane, the app wires the two.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -35,6 +42,13 @@ def _g(milli: int) -> str:
 
 class QueuePane(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = list(bindings("queues"))
+
+    class FilterJobs(Message):
+        """Double click on a queue: show only the jobs of ``path`` (and its children)."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -110,6 +124,25 @@ class QueuePane(ScrollView, can_focus=True):
             self.collapsed.add(path)
         self._resize()
 
+    def on_click(self, event: events.Click) -> None:
+        """Select the queue under the pointer; its marker toggles it; a double click filters the jobs."""
+        self.focus()
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        vis = self.visible_paths()
+        index = int(self.scroll_y) + offset.y
+        if not 0 <= index < len(vis):
+            return
+        path = vis[index]
+        self.cursor = index
+        q = self.queues[path]
+        if q.children and 2 * q.depth <= offset.x < 2 * q.depth + 2:
+            self.action_toggle_queue()
+        elif event.chain >= 2:
+            self.post_message(self.FilterJobs(path))
+        self.refresh()
+
     def _line(self, path: str, is_cursor: bool, width: int) -> list[Segment]:
         q = self.queues[path]
         pal = self._palette
@@ -123,7 +156,7 @@ class QueuePane(ScrollView, can_focus=True):
             base = Style(underline=True)
         marker = ("▸ " if path in self.collapsed else "▾ ") if q.children else "  "
         name = sanitize_display(q.path.rsplit(".", 1)[-1], cap=64)
-        label = ("  " * q.depth + marker + name)[:NAME].ljust(NAME)
+        label = set_cell_size("  " * q.depth + marker + name, NAME)  # cells, not code points (T5)
         segs = [Segment(label + " ", base)]
         top = q.max.gpu if q.max is not None and q.max.gpu else max(self.cluster_gpu, q.used.gpu, 1)
         filled = min(round(q.used.gpu / top * BAR), BAR) if top else 0
