@@ -503,7 +503,7 @@ class HpctopApp(App[None]):
 
     def action_zoom(self) -> None:
         zoom = self._main(GpuPane, "#gpus").cycle_zoom()
-        self.notify(f"GPU pane: {zoom} view", timeout=2)
+        self.notify(f"GPU pane: {zoom} view", timeout=2, markup=False)
 
     def action_speed(self, factor: float) -> None:
         self.session.speed = min(max(self.session.speed * factor, 1 / 64), 100_000.0)
