@@ -54,7 +54,20 @@ What it does (RELIABILITY.md §5.2, items 1-5 and part of 11):
   - ``coordination.k8s.io/v1`` Leases (create, get, update with the resourceVersion precondition:
     what leader election's compare-and-swap relies on) and ``events.k8s.io/v1`` Events (create).
 
-Not done (yet): field selectors, ``sendInitialEvents`` (watch-list), an ``Audit-Id`` on watch
+Added for the watch contract's remaining cases:
+
+- streaming lists (KEP-3157, W17): with ``watch_list=True`` a watch carrying
+  ``sendInitialEvents=true`` (and ``resourceVersionMatch=NotOlderThan``, else 400) sends the
+  current objects as ADDED, then a BOOKMARK annotated ``k8s.io/initial-events-end: "true"``, then
+  live events; ``watch_list_end=False`` leaves the bookmark out (a server that half supports it).
+  With ``watch_list=False`` (the default, so older tests see no difference) such a request gets
+  422, as an apiserver with the WatchList feature gate off answers;
+- expiring tokens (C2): ``token_expiry`` maps a bearer token to its expiry on ``token_clock``;
+  a request carrying an expired one gets 401, and an open watch is cut at its token's expiry (an
+  auth proxy's behaviour; ``expired_cuts`` counts those), so a client that reopens its watches
+  before the expiry never sees either.
+
+Not done (yet): field selectors, an ``Audit-Id`` on watch
 streams (kmock prepares them out of reach), pod graceful termination, and a selector change turning
 a MODIFIED into a DELETED for a watcher.
 """
@@ -347,6 +360,17 @@ class FakeApiServer(kmock.KubernetesEmulator):
     #: (the default) leaves Workloads alone, so a requeue waiting for the eviction times out.
     kueue_evict_after: float | None = None
     _generated: int = attrs.field(default=0, init=False)
+    #: serve streaming lists (sendInitialEvents); False answers them 422 (feature gate off)
+    watch_list: bool = False
+    #: send the initial-events-end bookmark (False: a server that never ends the initial phase)
+    watch_list_end: bool = True
+    #: bearer token -> expiry on ``token_clock``; None means no token check at all
+    token_expiry: Any = None  # Callable[[str], float | None] | None
+    token_clock: Any = None  # Callable[[], float] | None
+    #: (token_clock time, token) of each request refused for an expired token
+    expired_rejections: list[tuple[float, str]] = attrs.field(factory=list, init=False)
+    #: open watches cut because their token expired
+    expired_cuts: int = attrs.field(default=0, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -539,9 +563,27 @@ class FakeApiServer(kmock.KubernetesEmulator):
             )
         return response
 
+    def _token_deadline(self, request: rendering.Request) -> float | None:
+        """The expiry of the request's bearer token (``token_clock`` time), None when unchecked."""
+        if self.token_expiry is None:
+            return None
+        auth = str(request.headers.get("Authorization", ""))
+        token = auth.removeprefix("Bearer ")
+        expiry = self.token_expiry(token)
+        return float(expiry) if expiry is not None else None
+
     @override
     async def _handle(self, request: rendering.Request) -> Any:
         self.log.append((asyncio.get_running_loop().time(), request))
+        deadline = self._token_deadline(request)
+        if deadline is not None and self.token_clock is not None and self.token_clock() >= deadline:
+            auth = str(request.headers.get("Authorization", ""))
+            self.expired_rejections.append((self.token_clock(), auth.removeprefix("Bearer ")))
+            return aiohttp.web.Response(
+                body=orjson.dumps(status(401, "Unauthorized", "token expired")),
+                status=401,
+                content_type="application/json",
+            )
         if request.resource is not None and request.resource.plural:
             if _is_review(request):
                 return self._review(request)
@@ -1159,6 +1201,15 @@ class FakeApiServer(kmock.KubernetesEmulator):
         res = self._by_plural(request.resource)
         if res is None:
             raise kmock.KubernetesResourceNotFoundError()
+        if request.params.get("sendInitialEvents") == "true":
+            if not self.watch_list:
+                raise kmock.KubernetesError(
+                    status=422, reason="Invalid", message="sendInitialEvents is forbidden for watch"
+                )
+            if request.params.get("resourceVersionMatch") != "NotOlderThan":
+                raise kmock.KubernetesError(
+                    status=400, reason="BadRequest", message="sendInitialEvents needs NotOlderThan"
+                )
         since_text = request.params.get("resourceVersion", "")
         since = int(since_text) if since_text not in ("", "0") else None
         gone = since is not None and since < self.compacted
@@ -1174,6 +1225,11 @@ class FakeApiServer(kmock.KubernetesEmulator):
         loop = asyncio.get_running_loop()
         timeout = float(request.params.get("timeoutSeconds") or 0)
         deadline = loop.time() + timeout if timeout else None
+        token_deadline = self._token_deadline(request)
+        if token_deadline is not None and self.token_clock is not None:
+            left = max(token_deadline - self.token_clock(), 0.0)
+            deadline = min(deadline, loop.time() + left) if deadline is not None else loop.time() + left
+        initial_events = request.params.get("sendInitialEvents") == "true"
         bookmarks = request.params.get("allowWatchBookmarks") == "true" and self.bookmark_interval
         selector = parse_selector(request.params.get("labelSelector", ""))
         ns = request.namespace
@@ -1189,6 +1245,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
                 and matches(event["object"], selector)
             )
 
+        backlog_rv = self.rv  # the initial-events-end bookmark's RV: the state the backlog shows
         if since is None:
             backlog = [{"type": "ADDED", "object": o} for o in self._select(res, request)]
         else:
@@ -1235,6 +1292,20 @@ class FakeApiServer(kmock.KubernetesEmulator):
                     sent += 1
                     async for chunk in maybe_fault():
                         yield chunk
+                if initial_events and self.watch_list_end:
+                    yield _line(
+                        {
+                            "type": "BOOKMARK",
+                            "object": {
+                                "kind": res.kind,
+                                "apiVersion": res.api_version,
+                                "metadata": {
+                                    "resourceVersion": str(backlog_rv),
+                                    "annotations": {"k8s.io/initial-events-end": "true"},
+                                },
+                            },
+                        }
+                    )
                 while True:
                     now = loop.time()
                     waits = [
@@ -1246,6 +1317,12 @@ class FakeApiServer(kmock.KubernetesEmulator):
                         # Compare with a margin: a timer may fire a hair early under a
                         # fast-forwarded clock, and a strict check would spin here.
                         if deadline is not None and loop.time() >= deadline - 0.001:
+                            if token_deadline is not None and self.token_clock is not None:
+                                raw = request._raw_request
+                                alive = raw is not None and raw.transport is not None
+                                expired = self.token_clock() >= token_deadline - 0.001
+                                if alive and not raw.transport.is_closing() and expired:  # still read
+                                    self.expired_cuts += 1
                             return
                         if not bookmarks or loop.time() < next_bookmark - 0.001:
                             continue

@@ -10,9 +10,17 @@ because the generated API models are far too slow for the watch path (PERFORMANC
 
 Credentials (RELIABILITY.md §4):
 
-- a token with a known expiry (exec plugin ``expirationTimestamp``) is refreshed before each
-  request that would carry an expired one; the in-cluster loader re-reads its token file every
-  minute through the package's ``refresh_api_key_hook`` (C3);
+- a token with a known expiry (exec plugin ``status.expirationTimestamp``, or an OIDC id-token's
+  ``exp``) is refreshed *before* it expires: :meth:`Connection.authorization` re-runs the source
+  once the token is within its refresh margin (a fifth of its lifetime, at most a minute), and
+  :meth:`Connection.refresh_in` tells the reflectors when that will be, so a long watch closes and
+  reopens with the new token instead of outliving the old one (client-go authenticates a watch
+  only when it opens; an auth proxy may cut it at the expiry). Refreshes are single-flight: ten
+  reflectors reconnecting at once run the plugin once. The package's own check
+  (``_is_expired``) is not used: it reads the wall clock directly with a fixed 5-minute skew, so a
+  token living less than that would be re-fetched on every request;
+- the in-cluster loader re-reads its token file every minute through the package's
+  ``refresh_api_key_hook`` (C3);
 - after a 401, :meth:`Connection.reauthenticate` loads everything again, which re-runs the
   credential source (C2); the reflector does this at most three times in a row;
 - exec plugin failures are logged by the package with the plugin's stderr in the message. That
@@ -22,10 +30,15 @@ Credentials (RELIABILITY.md §4):
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import datetime
+import json
 import logging
 import os
 import re
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,32 +118,120 @@ class Connection:
     _configuration: Configuration | None = field(default=None, repr=False)
     _loader: Any = field(default=None, repr=False)
     _reload: Loader | None = field(default=None, repr=False)
+    #: wall clock (epoch seconds) that expiries are compared with; tests pass a virtual one
+    clock: Callable[[], float] = field(default=time.time, repr=False)
+    #: refresh this long before the expiry at most (less for a short-lived token: a fifth of it)
+    refresh_margin: float = 60.0
+    _issued: float = field(default_factory=time.time, repr=False)
+    _refreshing: asyncio.Lock | None = field(default=None, repr=False)
+    #: how many times the credential source was re-run before an expiry (C2)
+    refreshes: int = 0
+
+    def expiry(self) -> float | None:
+        """When the current token expires (epoch seconds), or None when its source says nothing."""
+        loader = self._loader
+        if loader is None:
+            return None
+        exec_expiry = getattr(loader, "exec_plugin_expiry", None)
+        if isinstance(exec_expiry, datetime.datetime):
+            return exec_expiry.timestamp()
+        return _oidc_expiry(loader)
+
+    def refresh_in(self) -> float | None:
+        """Seconds until the token should be refreshed (may be <= 0), or None without an expiry."""
+        expiry = self.expiry()
+        if expiry is None:
+            return None
+        lifetime = max(expiry - self._issued, 0.0)
+        margin = min(self.refresh_margin, lifetime / 5)
+        return expiry - margin - self.clock()
 
     async def authorization(self) -> str | None:
-        """The ``Authorization`` header value for the next request (refreshed when expired)."""
-        cfg, loader = self._configuration, self._loader
+        """The ``Authorization`` header value for the next request (refreshed when due)."""
+        cfg = self._configuration
         if cfg is None:
             return None
-        expiry = getattr(loader, "exec_plugin_expiry", None)
-        if expiry is not None and kube_config._is_expired(expiry):  # type: ignore[no-untyped-call]
+        due = self.refresh_in()
+        if due is not None and due <= 0:
+            await self._refresh()
+        value: str | None = await cfg.get_api_key_with_prefix("BearerToken")
+        return value
+
+    async def renew(self, seen: int) -> None:
+        """Refresh now unless it happened since the caller read :attr:`refreshes` as ``seen``.
+
+        A reflector ends its watch when :meth:`refresh_in` said so on the *loop's* clock; the
+        wall clock may still be a hair short of the due time, and reopening would then carry the
+        old token. So the reflector asks for the refresh by generation instead of by time, and
+        ten reflectors asking at once still run the source once.
+        """
+        await self._refresh(lambda: self.refreshes == seen)
+
+    async def _refresh(self, needed: Callable[[], bool] | None = None) -> None:
+        """Re-run the credential source once for everyone who finds the token due at once."""
+        if self._loader is None or self.expiry() is None:
+            return
+        if self._refreshing is None:
+            self._refreshing = asyncio.Lock()
+        async with self._refreshing:
+            if needed is not None:
+                if not needed():
+                    return
+            else:
+                due = self.refresh_in()
+                if due is None or due > 0:  # another request refreshed it while this one waited
+                    return
+            cfg, loader = self._configuration, self._loader
+            issued = self.clock()
             capture = _Capture()
             logger = logging.getLogger(_PLUGIN_LOGGER)
             logger.addFilter(capture)
             try:
-                await loader.load_from_exec_plugin()
+                if getattr(loader, "exec_plugin_expiry", None) is not None:
+                    # The package skips the plugin while *its* check thinks the token is fresh. An
+                    # expiry in the past (not a deleted one) keeps this credential "expiring" for
+                    # the requests that queue on the lock meanwhile.
+                    loader.exec_plugin_expiry = datetime.datetime.fromtimestamp(0, datetime.UTC)
+                    await loader.load_from_exec_plugin()
+                else:
+                    provider = loader._user["auth-provider"]
+                    await loader._refresh_oidc(provider)
+                    loader.token = "Bearer {}".format(provider["config"]["id-token"])
+            except Exception as exc:  # the loader logs and raises many kinds; never the secret
+                raise KubeConfigError(_plugin_failure(capture.messages) or _redact(exc)) from None
             finally:
                 logger.removeFilter(capture)
-            if getattr(loader, "token", None):
+            failure = _plugin_failure(capture.messages)
+            if failure is not None:
+                raise KubeConfigError(failure)
+            if cfg is not None and getattr(loader, "token", None):
                 cfg.api_key["BearerToken"] = loader.token
-        value: str | None = await cfg.get_api_key_with_prefix("BearerToken")
-        return value
+            self._issued = issued
+            self.refreshes += 1
 
     async def reauthenticate(self) -> None:
         """Load the credentials again from their source (after a 401)."""
         if self._reload is None:
             return
+        issued = self.clock()
         cfg, loader, _ = await self._reload()
         self._configuration, self._loader = cfg, loader
+        self._issued = issued
+
+
+def _oidc_expiry(loader: Any) -> float | None:
+    """The ``exp`` of an OIDC id-token (epoch seconds), read without verifying it (the server does)."""
+    user = getattr(loader, "_user", None)
+    try:
+        if getattr(loader, "provider", None) != "oidc" or user is None:
+            return None
+        token = str(user["auth-provider"]["config"]["id-token"])
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        exp = claims.get("exp")
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
+    return float(exp) if isinstance(exp, int | float) else None
 
 
 def _ssl_context(cfg: Configuration) -> ssl.SSLContext | bool | None:

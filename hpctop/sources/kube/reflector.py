@@ -27,6 +27,23 @@ garbage lines are skipped and counted (W12), and too many in one stream reopen i
 the resource forbidden and retries rarely, without touching the others; a 401 re-runs the
 credential source up to three times, then stops this resource with "re-authentication required".
 
+Three refinements of that loop (RELIABILITY.md §1.3-1.4, §4):
+
+- **Reconnecting is visible** (W6): while the server cannot be reached the status says
+  ``reconnecting since HH:MM:SS`` and the resource is stale; the watch resumes from the same RV,
+  so nothing that happened during the outage is lost and nothing is relisted.
+- **Streaming list** (W17, KEP-3157, ``ReflectorSettings.watch_list``): the first read is a watch
+  with ``sendInitialEvents=true``; its ADDED events are gathered on the side and replace the
+  resource in one step at the ``k8s.io/initial-events-end`` bookmark, exactly like a relist, and
+  the same stream then goes on as the watch. A server that rejects it (400/403/422), ends it
+  before the bookmark, or does not send the bookmark within the inactivity deadline gets plain
+  list+watch for the rest of the session: list+watch is always correct, watch-list only cheaper.
+- **Credentials with an expiry** (C2): a watch is authenticated when it opens, so a stream that
+  outlives its token only fails at the next reconnect, and an auth proxy may cut it at the expiry.
+  The watch therefore ends itself shortly before the credential is due for refresh
+  (:meth:`Connection.refresh_in`) and reopens from the same RV with the new token; that end is
+  neither a failure nor a relist.
+
 Nothing here blocks the event loop for long: Pod, Node and PriorityClass list pages are decoded
 in one validation pass per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets
 a turn between pages), other kinds with a yield every few hundred items, and cancellation
@@ -49,6 +66,7 @@ from typing import Any
 import orjson
 
 from hpctop.model.decode import DecodeError, decode_event, decode_list, decode_object
+from hpctop.model.events import EventType
 from hpctop.model.store import Store
 from hpctop.sources.kube.backoff import Backoff
 from hpctop.sources.kube.errors import (
@@ -58,6 +76,7 @@ from hpctop.sources.kube.errors import (
     KubeError,
     NotFound,
     ServerError,
+    ServerUnreachable,
     StreamBroken,
     TooManyRequests,
     Unauthorized,
@@ -110,6 +129,9 @@ class ReflectorStatus:
     since: float = 0.0
     synced_once: bool = False
     resource_version: str = ""
+    #: wall-clock time the server became unreachable (W6); None while it answers
+    reconnecting_since: float | None = None
+    watch_list: bool = False  # the current read came from a streaming list (W17)
     last_event_at: float | None = None
     retry_at: float | None = None
     lists: int = 0
@@ -137,16 +159,28 @@ class ReflectorSettings:
     label_selector: str | None = None
     backoff_initial: float = 0.8
     backoff_cap: float = 30.0
+    #: try a streaming list (sendInitialEvents) before list+watch; off by default because a server
+    #: without the feature costs one rejected request per resource (W17)
+    watch_list: bool = False
 
 
 class _Relist(Exception):
     """An in-stream ERROR that is neither 410 nor a server error: start over with a list."""
 
 
+class _NoWatchList(Exception):
+    """The server does not do streaming lists (rejected, or no end bookmark): use list+watch."""
+
+
+#: the annotation of the bookmark that ends a streaming list's initial events (KEP-3157)
+INITIAL_EVENTS_END = b"k8s.io/initial-events-end"
+
+
 @dataclass(slots=True)
 class _WatchOutcome:
     events: int
     duration: float
+    renew: bool = False  # ended on purpose before the credential's refresh: not a failure
 
 
 class Reflector:
@@ -177,6 +211,7 @@ class Reflector:
         self._rv: str | None = None  # where the next watch resumes; None: list first
         self.settled = asyncio.Event()  # set once synced, forbidden, unavailable or unauthorized
         self._synced = asyncio.Event()
+        self._watch_list = self.settings.watch_list  # cleared for the session on the first refusal
 
     # -- status ---------------------------------------------------------------------------------
 
@@ -213,20 +248,36 @@ class Reflector:
         try:
             while True:
                 try:
-                    if self._rv is None:
+                    if self._rv is None and self._watch_list:
                         self._update(state=ReflectorState.SYNCING, retry_at=None)
-                        self._rv = await self.relist()
+                        try:
+                            outcome = await self._watch(None)
+                        except _NoWatchList as exc:
+                            self._watch_list = False
+                            log.info("%s: streaming list not used: %s", self.spec.kind, exc)
+                            continue  # list+watch at once: this was no failure of the server
                         failures = 0
                         just_listed = True
-                        self._update(
-                            state=ReflectorState.SYNCED,
-                            synced_once=True,
-                            note="",
-                            resource_version=self._rv,
-                            retry_at=None,
-                        )
-                    outcome = await self._watch(self._rv)
+                    else:
+                        if self._rv is None:
+                            self._update(state=ReflectorState.SYNCING, retry_at=None)
+                            self._rv = await self.relist()
+                            failures = 0
+                            just_listed = True
+                            self._update(
+                                state=ReflectorState.SYNCED,
+                                synced_once=True,
+                                note="",
+                                resource_version=self._rv,
+                                retry_at=None,
+                                reconnecting_since=None,
+                                watch_list=False,
+                            )
+                        outcome = await self._watch(self._rv)
                     reauth = 0
+                    if outcome.renew:
+                        failures = 0
+                        continue
                     if outcome.events == 0 and outcome.duration < self.settings.very_short:
                         failures += 1
                         if failures >= self.settings.max_failures:
@@ -274,7 +325,9 @@ class Reflector:
                         self._update(state=ReflectorState.UNAUTHORIZED, note=reload_error.detail)
                         return
                     await self._retry(exc.detail)
-                except KubeError as exc:  # unreachable, reset, stall, certificate, other 4xx
+                except ServerUnreachable as exc:  # refused, DNS: re-watch from the same RV (W6)
+                    await self._retry(exc.detail, reconnecting=True)
+                except KubeError as exc:  # reset, stall, certificate, other 4xx
                     await self._retry(exc.detail)
         finally:
             if self.status.state is not ReflectorState.UNAUTHORIZED:
@@ -284,13 +337,18 @@ class Reflector:
         self._update(retry_at=time.time() + delay)
         await asyncio.sleep(delay)
 
-    async def _retry(self, note: str, *, floor: float = 0.0) -> None:
+    async def _retry(self, note: str, *, floor: float = 0.0, reconnecting: bool = False) -> None:
         delay = max(self.backoff.next(), floor)
+        since = self.status.reconnecting_since
+        if reconnecting:
+            since = since if since is not None else time.time()
+            note = f"reconnecting since {time.strftime('%H:%M:%S', time.localtime(since))}: {note}"
         self._update(
             state=ReflectorState.RETRYING,
             note=note[:300],
             last_error=note[:300],
             failures=self.status.failures + 1,
+            reconnecting_since=since if reconnecting else None,
         )
         log.info("%s: %s; retrying in %.1fs", self.spec.kind, note[:300], delay)
         await self._sleep(delay)
@@ -352,33 +410,89 @@ class Reflector:
 
     # -- watch ----------------------------------------------------------------------------------
 
-    async def _watch(self, rv: str) -> _WatchOutcome:
-        """Stream events from ``rv`` until the server ends the watch; return where to resume."""
+    async def _watch(self, rv: str | None) -> _WatchOutcome:
+        """Stream events from ``rv`` until the server ends the watch; return where to resume.
+
+        ``rv=None`` is a streaming list (W17): the initial ADDED events are gathered until the
+        end bookmark, swapped in as one relist, and the stream then continues as the watch.
+        """
         low, high = self.settings.timeout_seconds
+        initial = rv is None
         params = {
             "watch": "true",
-            "resourceVersion": rv,
+            "resourceVersion": rv or "",
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(self._rng.randint(low, high)),
         }
+        if initial:
+            params["sendInitialEvents"] = "true"
+            params["resourceVersionMatch"] = "NotOlderThan"
         if self.settings.label_selector:
             params["labelSelector"] = self.settings.label_selector
         loop = asyncio.get_running_loop()
         started = loop.time()
         events = 0
         bad = 0
+        gathered: list[Any] = []
+        # C2: end the stream before the credential is due, so the next one carries a fresh token
+        credential = self.client.connection.refreshes
+        due = self.client.connection.refresh_in()
+        renew_at = started + max(due, 0.0) if due is not None else None
+        initial_deadline = started + self.settings.inactivity
         self._update(watches=self.status.watches + 1)
-        async with self.client.stream(self.spec.path(self.namespace), params) as lines:
-            if self.status.state is not ReflectorState.SYNCED:  # reconnected: live again
-                self._update(state=ReflectorState.SYNCED, note="", retry_at=None)
+        if initial:
+            self._update(lists=self.status.lists + 1)
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                lines = await stack.enter_async_context(
+                    self.client.stream(self.spec.path(self.namespace), params)
+                )
+            except ApiError as exc:
+                if initial and exc.status in (400, 403, 422):
+                    raise _NoWatchList(f"the server refused it ({exc.status})") from None
+                raise
+            if not initial and self.status.state is not ReflectorState.SYNCED:  # reconnected: live again
+                self._update(state=ReflectorState.SYNCED, note="", retry_at=None, reconnecting_since=None)
             while True:
+                wait = self.settings.inactivity
+                if renew_at is not None:
+                    wait = min(wait, renew_at - loop.time())
+                if initial:
+                    wait = min(wait, initial_deadline - loop.time())
                 try:
-                    async with asyncio.timeout(self.settings.inactivity):
+                    async with asyncio.timeout(max(wait, 0.0)):
                         line = await anext(lines, None)
                 except TimeoutError:
+                    now = loop.time()
+                    if initial and now >= initial_deadline - 0.001:
+                        raise _NoWatchList(
+                            f"no initial-events-end bookmark within {self.settings.inactivity:.0f}s"
+                        ) from None
+                    if renew_at is not None and now >= renew_at - 0.001:
+                        await self.client.connection.renew(credential)
+                        return _WatchOutcome(events, now - started, renew=True)
                     raise StreamBroken(f"no data for {self.settings.inactivity:.0f}s, reconnecting") from None
                 if line is None:
+                    if initial:
+                        raise _NoWatchList("the stream ended before the initial-events-end bookmark")
                     return _WatchOutcome(events, loop.time() - started)
+                if initial:
+                    end_rv = self._gather(line, gathered)
+                    if end_rv is not None:
+                        self.store.replace(self.spec.kind, gathered, end_rv)
+                        gathered = []
+                        initial = False
+                        self._rv = end_rv
+                        self._update(
+                            state=ReflectorState.SYNCED,
+                            synced_once=True,
+                            note="",
+                            resource_version=end_rv,
+                            retry_at=None,
+                            reconnecting_since=None,
+                            watch_list=True,
+                        )
+                    continue
                 new_rv = self._apply(line)
                 if new_rv is None:
                     bad += 1
@@ -391,6 +505,30 @@ class Reflector:
                 self._update(
                     resource_version=self._rv or "", events=self.status.events + 1, last_event_at=time.time()
                 )
+
+    def _gather(self, line: bytes, gathered: list[Any]) -> str | None:
+        """One line of a streaming list's initial phase: keep an ADDED object aside, or return
+        the RV when the line is the end bookmark. Nothing reaches the store before that bookmark,
+        so a stream broken halfway leaves the previous state whole (the swap rule of §1.2)."""
+        if line is OVERSIZED:
+            self._bad("oversized watch line")
+            return None
+        try:
+            event = decode_event(self.spec.kind, line)
+        except DecodeError as exc:
+            if b'"ERROR"' in line:
+                self._raise_in_stream_error(line)
+            self._bad(exc.detail)
+            return None
+        if event.type is EventType.BOOKMARK:
+            if INITIAL_EVENTS_END in line and _ends_initial_events(line):
+                return event.resource_version
+            return None
+        if event.type is EventType.DELETED:
+            return None
+        if event.obj is not None:
+            gathered.append(event.obj)
+        return None
 
     def _apply(self, line: bytes) -> str | None:
         """Apply one watch line. Return its RV ("" when it has none), or None when it was skipped.
@@ -434,3 +572,14 @@ class Reflector:
         if status.get("reason") == "InternalError":
             raise ServerError(error.detail, status=500, reason="InternalError")
         raise _Relist(f"watch ended with an error: {error.detail}")
+
+
+def _ends_initial_events(line: bytes) -> bool:
+    """True for a BOOKMARK annotated ``k8s.io/initial-events-end: "true"`` (read as a plain dict:
+    a bookmark's object is not a whole object, RELIABILITY.md §1.2 item 6)."""
+    try:
+        parsed = orjson.loads(line)
+        annotations = parsed["object"]["metadata"].get("annotations") or {}
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return False
+    return isinstance(annotations, dict) and annotations.get(INITIAL_EVENTS_END.decode()) == "true"
