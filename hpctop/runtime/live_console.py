@@ -194,7 +194,7 @@ class LiveConsoleSession:
         namespace: str | None = None,
         policy: Policy | None = None,
         source_name: str | None = None,
-        resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+        resources: Iterable[ResourceSpec] | None = None,
         settings: ReflectorSettings | None = None,
         scheduler: ScheduleFn | None = None,
         clock: Callable[[], float] = time.time,
@@ -232,7 +232,10 @@ class LiveConsoleSession:
         self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
         self._clock = clock
-        self._resources = tuple(resources)
+        # None: read GET /apis at start and watch the scheduler resources the cluster serves
+        self._discover = resources is None
+        self._resources = tuple(resources) if resources is not None else tuple(DEFAULT_RESOURCES)
+        self.discovery_note = ""
         self._settings = settings
         self._schedule = scheduler if scheduler is not None else _default_scheduler()
         self._client_factory = client_factory
@@ -286,7 +289,7 @@ class LiveConsoleSession:
         namespace: str | None = None,
         *,
         policy: Policy | None = None,
-        resources: Iterable[ResourceSpec] = DEFAULT_RESOURCES,
+        resources: Iterable[ResourceSpec] | None = None,
         settings: ReflectorSettings | None = None,
         client_factory: Callable[[Connection], KubeClient] | None = None,
         read_only: bool = True,
@@ -346,6 +349,8 @@ class LiveConsoleSession:
                 asyncio.create_task(self._guarded(self.metrics_poller.run()), name="hpctop-metrics")
             )
         try:
+            if self._discover:
+                await self._discover_resources()
             await run_live(
                 None,
                 None,
@@ -370,6 +375,19 @@ class LiveConsoleSession:
                 with contextlib.suppress(Exception):
                     await self._extra_client.close()
             self._done.set()  # streams closed, client closed: what quitting waits for
+
+    async def _discover_resources(self) -> None:
+        from hpctop.runtime.live import discover_resources
+
+        factory = self._client_factory
+        client = factory(self.connection_settings) if factory else KubeClient(self.connection_settings)
+        notes: list[str] = []
+        try:
+            self._resources = await discover_resources(client, notes)
+        finally:
+            with contextlib.suppress(Exception):
+                await client.close()
+        self.discovery_note = "; ".join(notes)
 
     @staticmethod
     async def _guarded(work: Coroutine[Any, Any, None]) -> None:
@@ -537,6 +555,7 @@ class LiveConsoleSession:
         if self.gpu_metrics is not None:
             parts.append(self.gpu_metrics.note(now))
         parts.append(self.yunikorn_poller.note)
+        parts.append(self.discovery_note)
         return ", ".join(p for p in parts if p)
 
     @property
