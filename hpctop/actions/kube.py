@@ -113,7 +113,23 @@ KINDS: dict[str, tuple[str, str, str]] = {
     },
     VOLCANO_JOB: ("batch.volcano.sh", "v1alpha1", "jobs"),
     "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),
+    "PodGroup.scheduling.x-k8s.io": ("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
 }
+#: scheduler-plugins coscheduling's gang (SCHEDULERS.md §7.1): not a job, so hold/release/requeue
+#: act on the job that owns it and cancel deletes that owner *and* the PodGroup
+COSCHED_PODGROUP = "PodGroup.scheduling.x-k8s.io"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+SUNK_PREFIX = "sunk.coreweave.com/"
+SLURM_ONLY = (
+    "Slurm side only: this pod is scheduled by SUNK, whose placeholder Slurm job owns its queueing; "
+    "hold, requeue and priority are done with scontrol/scancel in Slurm (hpctop is read-only there)"
+)
+QUEUE_KINDS: dict[str, tuple[str, str]] = {
+    "ClusterQueue": ("clusterqueues", ""),
+    "LocalQueue": ("localqueues", "namespaced"),
+}
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 #: other versions a kind may be served at, tried in order when the first says 404: the job key
 #: carries no version, and an MPIJob is mpi-operator's v2beta1 or training-operator's v1
 OTHER_VERSIONS: dict[str, tuple[str, ...]] = {"MPIJob": ("v1",)}
@@ -124,6 +140,9 @@ SUSPEND_FIELD: dict[str, tuple[str, ...]] = {
     "JobSet": ("spec", "suspend"),
     **{kind: ("spec", "runPolicy", "suspend") for kind in KUBEFLOW_PLURALS},
 }
+#: kinds whose priority may be changeable, depending on the object (Kueue label, Slinky annotation,
+#: Workload spec.priority, vcjob priorityClassName; a Pod only to say why not)
+REPRIORITIZABLE = frozenset({"Workload", "Pod", VOLCANO_JOB})
 #: services held by scaling to zero (the old count saved in HELD_ANNOTATION)
 SCALED_KINDS = frozenset({"Deployment", "LeaderWorkerSet"})
 #: Volcano has no suspend field: hold/release/requeue are bus Commands its controller consumes
@@ -305,6 +324,10 @@ _SUMMARY_FIELDS: tuple[tuple[str, ...], ...] = (
     ("spec", "replicas"),
     ("spec", "active"),
     ("spec", "priorityClassName"),
+    ("spec", "priority"),
+    ("spec", "stopPolicy"),
+    ("metadata", "labels", KUEUE_QUEUE_LABEL),
+    ("metadata", "labels", KUEUE_PRIORITY_LABEL),
     ("status", "state", "phase"),
     ("spec", "nodeName"),
     ("status", "phase"),
@@ -398,6 +421,25 @@ def _has_controller(obj: Mapping[str, Any]) -> bool:
     )
 
 
+def _is_sunk(pod: Mapping[str, Any]) -> bool:
+    """A pod CoreWeave SUNK schedules: its queueing lives in a placeholder Slurm job (§8.6)."""
+    scheduler = str(_dig(pod, "spec", "schedulerName") or "")
+    annotations = _dig(pod, "metadata", "annotations") or {}
+    return scheduler.endswith("-slurm-scheduler") or any(str(k).startswith(SUNK_PREFIX) for k in annotations)
+
+
+def _kueue_admitted(obj: Mapping[str, Any]) -> str | None:
+    """Why a Workload is no longer pending (QuotaReserved or Admitted is True), or None."""
+    for cond in _dig(obj, "status", "conditions") or []:
+        if (
+            isinstance(cond, dict)
+            and cond.get("status") == "True"
+            and cond.get("type") in ("QuotaReserved", "Admitted", "Finished")
+        ):
+            return f"{cond.get('type')}=True"
+    return None
+
+
 def _message(response: ApiResponse) -> str:
     body = response.json()
     if isinstance(body, dict) and body.get("kind") == "Status":
@@ -457,6 +499,8 @@ class KubeActions:
         self._seen: dict[ActionRequest, Seen] = {}
         self._rules: dict[str, _Rules] = {}
         self._user: str | None = None
+        #: requests on an owner job that stand for a Workload's priority-class/queue change
+        self._redirected: set[ActionRequest] = set()
 
     @property
     def read_only(self) -> bool:
@@ -613,22 +657,40 @@ class KubeActions:
         kind = request.job[1]
         if kind not in KINDS:
             return _unknown_kind(request.kind, kind)
-        if request.kind == ActionKind.PRIORITY and kind != VOLCANO_JOB:
+        if kind == COSCHED_PODGROUP and request.kind in (ActionKind.PRIORITY, ActionKind.MOVE):
+            return (
+                f"{request.kind.value} of a coscheduling PodGroup is not supported: it has no priority or "
+                "queue of its own; act on the job that owns its pods"
+            )
+        # Priority/move of the kinds Kueue, Slinky or SUNK may manage is decided on the object
+        # (_state_refusal): the same kind is re-prioritizable under Kueue and not without it.
+        # A Kueue Workload's priority-class/queue change is redirected to its owner job's labels
+        # (_via_owner); only such requests may re-prioritize/move a batch Job, JobSet or Kubeflow job.
+        redirected = request in self._redirected
+        if request.kind == ActionKind.PRIORITY and kind not in REPRIORITIZABLE and not redirected:
             return PRIORITY_REFUSAL
-        if request.kind == ActionKind.MOVE:
-            return VOLCANO_MOVE_REFUSAL if kind == VOLCANO_JOB else MOVE_REFUSAL
-        if request.kind == ActionKind.PRIORITY and not (isinstance(request.value, str) and request.value):
+        if request.kind == ActionKind.MOVE and not redirected:
+            if kind == VOLCANO_JOB:
+                return VOLCANO_MOVE_REFUSAL
+            if kind == "Workload":
+                return (
+                    f"{request.job[2]} has no owner job: a Kueue job moves by its owner's "
+                    f"{KUEUE_QUEUE_LABEL} "
+                    "label (Kueue rebuilds the Workload from the job)"
+                )
+            if kind != "Pod":
+                return MOVE_REFUSAL
+        if (
+            kind == VOLCANO_JOB
+            and request.kind == ActionKind.PRIORITY
+            and not (isinstance(request.value, str) and request.value)
+        ):
             return (
                 "a Volcano job's priority is the name of a PriorityClass (spec.priorityClassName); "
                 f"{request.value!r} is not one"
             )
         if kind == "LeaderWorkerSet" and request.kind == ActionKind.REQUEUE:
             return "requeue of a LeaderWorkerSet is not supported: hold it (scale to 0), then release it"
-        if kind == "Pod" and request.kind != ActionKind.CANCEL:
-            return (
-                f"a bare pod cannot be {request.kind.value}d: Kubernetes has no suspend for pods "
-                "(cancel it, or run it under a Job)"
-            )
         if kind == "Workload" and request.kind == ActionKind.CANCEL:
             return "cancel a Kueue Workload by deleting its owner job; the Workload is garbage-collected"
         return None
@@ -643,6 +705,24 @@ class KubeActions:
         kind = request.kind
         if kind == ActionKind.CANCEL:
             return None
+        if target.kind == "Pod":
+            if _is_sunk(obj):
+                return SLURM_ONLY
+            if kind == ActionKind.PRIORITY:
+                return PRIORITY_REFUSAL
+            if kind == ActionKind.MOVE:
+                return MOVE_REFUSAL
+            return (
+                f"a bare pod cannot be {kind.value}d: Kubernetes has no suspend for pods "
+                "(cancel it, or run it under a Job)"
+            )
+        if target.kind == COSCHED_PODGROUP:
+            return (
+                f"{target} has no owner job with a suspend field (Job, JobSet, Kubeflow): a coscheduling "
+                f"PodGroup itself cannot be {kind.value}d; act on the workload that creates its pods"
+            )
+        if kind in (ActionKind.PRIORITY, ActionKind.MOVE) and target.kind != VOLCANO_JOB:
+            return _reprioritize_refusal(kind, target, obj, request.value)
         suspend_path = SUSPEND_FIELD.get(target.kind)
         if suspend_path is not None:
             field_ = ".".join(suspend_path)
@@ -691,6 +771,19 @@ class KubeActions:
         g, res = target.group, target.plural
         if kind == ActionKind.CANCEL:
             preconditions = {"uid": uid, "resourceVersion": rv}
+            if target.kind == "Pod" and _is_sunk(obj):
+                # SUNK's syncer rewrites the pod's status all the time, so a resourceVersion
+                # precondition would 409 for no reason; the uid alone pins the pod the user saw.
+                # No Eviction: deleting the pod is what cancels its placeholder Slurm job.
+                options = {
+                    "apiVersion": "v1",
+                    "kind": "DeleteOptions",
+                    "propagationPolicy": "Background",
+                    "preconditions": {"uid": uid},
+                }
+                return [Step("DELETE", target.path, options, "delete", "", "pods", field_manager=False)]
+            if target.kind == COSCHED_PODGROUP:
+                return self._podgroup_cancel(target, obj)
             if target.kind == "Pod":
                 eviction = {
                     "apiVersion": "policy/v1",
@@ -715,6 +808,11 @@ class KubeActions:
                 wait_evicted=wait,
             )  # fmt: skip
 
+        if kind in (ActionKind.PRIORITY, ActionKind.MOVE) and target.kind != VOLCANO_JOB:
+            if target.kind == "Workload":
+                return [patch({"spec": {"priority": request.value}})]
+            label = KUEUE_PRIORITY_LABEL if kind == ActionKind.PRIORITY else KUEUE_QUEUE_LABEL
+            return [patch({"metadata": {"labels": {label: str(request.value)}}})]
         suspend_path = SUSPEND_FIELD.get(target.kind)
         if suspend_path is not None:
             hold = patch(_nest(suspend_path, True))
@@ -749,6 +847,84 @@ class KubeActions:
             ]
         # Workload
         return [patch({"spec": {"active": kind == ActionKind.RELEASE}})]
+
+    def _podgroup_cancel(self, target: Target, obj: dict[str, Any]) -> list[Step]:
+        """Cancel a coscheduling gang: delete its owner (which deletes the pods), then the PodGroup.
+
+        Deleting only the PodGroup would leave the pods Pending forever at Permit; deleting only
+        the owner leaves a PodGroup that a resubmitted job of the same name would join. The owner
+        delete carries the owner's uid from the ownerReference (its resourceVersion is unknown
+        without another read, and the uid is what pins the object the user saw).
+        """
+        steps: list[Step] = []
+        for ref in _dig(obj, "metadata", "ownerReferences") or []:
+            if not isinstance(ref, dict):
+                continue
+            owner = Target.of((target.namespace, str(ref.get("kind") or ""), str(ref.get("name") or "")))
+            if owner is None or owner.kind in ("Pod", COSCHED_PODGROUP):
+                continue
+            options = {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "propagationPolicy": self.propagation,
+                "preconditions": {"uid": str(ref.get("uid") or "")},
+            }
+            steps.append(
+                Step("DELETE", owner.path, options, "delete", owner.group, owner.plural, field_manager=False)
+            )
+            break
+        options = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": self.propagation,
+            "preconditions": {
+                "uid": str(_dig(obj, "metadata", "uid") or ""),
+                "resourceVersion": str(_dig(obj, "metadata", "resourceVersion") or ""),
+            },
+        }
+        steps.append(
+            Step("DELETE", target.path, options, "delete", target.group, target.plural, field_manager=False)
+        )
+        return steps
+
+    async def _via_owner(self, request: ActionRequest) -> ActionRequest:
+        """The request on the owner job, where the owner is what the API lets one change.
+
+        A coscheduling PodGroup's hold/release/requeue is its owner's suspend, so every rule of that
+        kind applies unchanged. A Kueue Workload's move, and its priority given as a
+        WorkloadPriorityClass name, are its owner job's labels: Kueue rebuilds the Workload from the
+        job, and its webhook guards the job's labels (only while suspended). A numeric priority stays
+        on the Workload (``spec.priority``).
+        """
+        kind = request.job[1]
+        cosched = kind == COSCHED_PODGROUP and request.kind in (
+            ActionKind.HOLD, ActionKind.RELEASE, ActionKind.REQUEUE,
+        )  # fmt: skip
+        kueue = kind == "Workload" and (
+            request.kind == ActionKind.MOVE
+            or (request.kind == ActionKind.PRIORITY and isinstance(request.value, str))
+        )
+        if not (cosched or kueue):
+            return request
+        target = Target.of(request.job)
+        assert target is not None
+        try:
+            obj = await self._read(target)
+        except (ServerUnreachable, StreamBroken):
+            return request
+        if obj is None:
+            return request
+        for ref in _dig(obj, "metadata", "ownerReferences") or []:
+            if isinstance(ref, dict) and str(ref.get("kind")) in SUSPEND_FIELD and ref.get("name"):
+                owner = dataclasses.replace(
+                    request,
+                    job=(request.job[0], str(ref["kind"]), str(ref["name"])),
+                    job_uid=str(ref.get("uid") or ""),
+                )
+                if kueue:
+                    self._redirected.add(owner)
+                return owner
+        return request
 
     @staticmethod
     def _command_step(target: Target, uid: str, action: str) -> Step:
@@ -787,6 +963,12 @@ class KubeActions:
 
     async def preview(self, request: ActionRequest) -> Preview:
         """The server's dry run of the exact requests an execute would send."""
+        asked = request
+        request = await self._via_owner(request)
+        if request is not asked:
+            preview = await self.preview(request)
+            note = f"acts on {request.job[1]} {request.job[2]}, the owner of {asked.job[1]} {asked.job[2]}"
+            return dataclasses.replace(preview, request=asked, changes=(note, *preview.changes))
         refusal = self._static_refusal(request)
         target = Target.of(request.job)
         if refusal is not None or target is None:
@@ -912,6 +1094,7 @@ class KubeActions:
         server changed nothing (:class:`StaleTarget` on a 409, with a fresh preview), and
         :class:`ActionFailed` when the server refused or the outcome could not be confirmed.
         """
+        request = await self._via_owner(request)
         job = "/".join(request.job)
         refusal = self._static_refusal(request)
         target = Target.of(request.job)
@@ -1169,6 +1352,9 @@ class KubeActions:
             ("spec", "replicas"),
             ("spec", "active"),
             ("spec", "priorityClassName"),
+            ("spec", "priority"),
+            ("metadata", "labels", KUEUE_QUEUE_LABEL),
+            ("metadata", "labels", KUEUE_PRIORITY_LABEL),
         ):
             value = _dig(body, *path)
             if value is not None and step.body is not None and _dig(step.body, *path) is not None:
@@ -1231,8 +1417,13 @@ class KubeActions:
                 f"commands.bus.volcano.sh -n {target.namespace}` and the job's phase before trying again"
             )
         elif now is not None and not replaced and step.body is not None:
-            wanted = step.body.get("spec") or {}
-            if wanted and _contains(now.get("spec"), wanted):
+            # what the patch sets: its spec, and the labels/annotations a priority/move patch sets
+            # (the resourceVersion it carries is a precondition, not a value to find)
+            meta = {
+                k: v for k, v in (step.body.get("metadata") or {}).items() if k in ("labels", "annotations")
+            }
+            wanted = {k: v for k, v in (("spec", step.body.get("spec")), ("metadata", meta)) if v}
+            if wanted and _contains(now, wanted):
                 done.append(f"confirmed by re-reading after {why}")
                 return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
         raise ActionFailed(
@@ -1265,6 +1456,54 @@ _VERBS = {
 def _review(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     group = "authentication.k8s.io" if kind == "SelfSubjectReview" else "authorization.k8s.io"
     return {"apiVersion": f"{group}/v1", "kind": kind, "spec": spec}
+
+
+def _reprioritize_refusal(
+    action: ActionKind, target: Target, obj: Mapping[str, Any], value: str | int | None
+) -> str | None:
+    """Whether priority/move is possible on this object (SCHEDULERS.md §5.6, §8.6, §9.2).
+
+    A Kueue job's queue and priority class are labels on the owner job (the webhook allows a
+    change only while it is suspended, i.e. pending), and a Workload's ``spec.priority`` is a
+    number, changeable while pending. Anything else keeps the immutable-pod-priority refusal.
+    """
+    what = "priority" if action == ActionKind.PRIORITY else "queue"
+    finished = _finished(obj)
+    if target.kind == "Workload":
+        if action != ActionKind.PRIORITY:
+            return "move a Kueue job by its owner job's queue-name label"
+        if not isinstance(value, int) or isinstance(value, bool):
+            return (
+                f"a Workload's spec.priority is a number; {value!r} is not, and a WorkloadPriorityClass "
+                f"name needs an owner job to carry the {KUEUE_PRIORITY_LABEL} label (this one has none)"
+            )
+        admitted = _kueue_admitted(obj)
+        if admitted:
+            return (
+                f"{target} is no longer pending ({admitted}): Kueue changes a Workload's priority only while "
+                "it waits (a running one keeps its admission; kueue#7138)"
+            )
+        return None
+    if finished:
+        return f"{target} has finished ({finished}); there is nothing to re-{what}"
+    labels = _dig(obj, "metadata", "labels") or {}
+    if KUEUE_QUEUE_LABEL in labels:
+        if not isinstance(value, str) or not value:
+            noun = "WorkloadPriorityClass" if action == ActionKind.PRIORITY else "LocalQueue"
+            return f"a Kueue job's {what} is the name of a {noun}; {value!r} is not one" + (
+                " (a number goes on the Workload's spec.priority)" if action == ActionKind.PRIORITY else ""
+            )
+        suspend_path = SUSPEND_FIELD.get(target.kind)
+        if suspend_path is None or not _dig(obj, *suspend_path):
+            return (
+                f"{target} is admitted by Kueue (not suspended): Kueue's webhook allows changing its "
+                f"{'priority class' if action == ActionKind.PRIORITY else 'queue'} only while the job is "
+                "suspended (pending); hold its Workload first"
+            )
+        if action == ActionKind.MOVE and labels.get(KUEUE_QUEUE_LABEL) == value:
+            return f"{target} is already in LocalQueue {value}"
+        return None
+    return PRIORITY_REFUSAL if action == ActionKind.PRIORITY else MOVE_REFUSAL
 
 
 def _unknown_kind(action: ActionKind, kind: str) -> str:
@@ -1337,6 +1576,19 @@ def _expected_backend(action: ActionKind, target: Target, obj: Mapping[str, Any]
             f"Volcano's controller runs {action_name} and deletes the Command; hpctop then checks that "
             f"status.state.phase moves to {' or '.join(VOLCANO_MOVED.get(action_name, ()))}",
         )
+    if kind == COSCHED_PODGROUP and action == ActionKind.CANCEL:
+        owners = [r for r in _dig(obj, "metadata", "ownerReferences") or [] if isinstance(r, dict)]
+        if not owners:
+            return (
+                "the PodGroup has no owner: its pods (label scheduling.x-k8s.io/pod-group) are not deleted",
+            )
+        return ("its owner is deleted first (its pods go with it), then the PodGroup",)
+    if action in (ActionKind.PRIORITY, ActionKind.MOVE) and kind != VOLCANO_JOB:
+        if kind == "Workload":
+            return ("Kueue re-sorts its queue by the new priority (pod priority is unchanged)",)
+        if action == ActionKind.MOVE:
+            return ("Kueue recreates the Workload in the new LocalQueue",)
+        return ("Kueue propagates the class to the Workload (version-dependent, §5.6)",)
     if kind == "LeaderWorkerSet":
         if action == ActionKind.CANCEL:
             return ("this is a service (LeaderWorkerSet): its StatefulSets and pods are deleted too",)
@@ -1350,16 +1602,24 @@ def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | s
     spec = KINDS.get(kind)
     if spec is None:
         return _unknown_kind(action, kind)
-    if action == ActionKind.PRIORITY and kind != VOLCANO_JOB:
+    if action == ActionKind.PRIORITY and kind not in REPRIORITIZABLE:
         return PRIORITY_REFUSAL
-    if action == ActionKind.MOVE:
+    if action == ActionKind.MOVE and kind not in (*SUSPEND_FIELD, "LeaderWorkerSet"):
+        if kind == "Workload":
+            return "move a Kueue job by its owner job's queue-name label"
         return VOLCANO_MOVE_REFUSAL if kind == VOLCANO_JOB else MOVE_REFUSAL
     group, _, plural = spec
+    if kind == COSCHED_PODGROUP:
+        if action == ActionKind.CANCEL:
+            return [("delete", group, plural, "")]
+        if action in (ActionKind.PRIORITY, ActionKind.MOVE):
+            return "a coscheduling PodGroup has no priority or queue of its own"
+        return "hold/release/requeue act on the PodGroup's owner job (its suspend field)"
     if kind == "Pod":
         return (
             [("create", "", "pods", "eviction")]
             if action == ActionKind.CANCEL
-            else "a bare pod cannot be held"
+            else "a bare pod cannot be held, re-prioritized or moved (a SUNK pod: Slurm side only)"
         )
     if kind == "Workload" and action == ActionKind.CANCEL:
         return "not for a Kueue Workload: act on its owner job"

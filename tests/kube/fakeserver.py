@@ -134,7 +134,11 @@ VCJOBS = Res("Job", "batch.volcano.sh", "v1alpha1", "jobs", True)
 #: Volcano bus Commands: what vcctl creates to abort/resume/restart a vcjob (SCHEDULERS.md §6.4)
 COMMANDS = Res("Command", "bus.volcano.sh", "v1alpha1", "commands", True)
 LWS = Res("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True)
-BACKENDS: tuple[Res, ...] = (JOBSETS, *KUBEFLOW, VCJOBS, COMMANDS, LWS)
+#: scheduler-plugins coscheduling's gang (SCHEDULERS.md §7.1)
+COSCHED_PODGROUPS = Res("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True)
+BACKENDS: tuple[Res, ...] = (JOBSETS, *KUBEFLOW, VCJOBS, COMMANDS, LWS, COSCHED_PODGROUPS)
+#: Kueue's job webhook: these job labels may change only while the job is suspended (§5.2, §5.6)
+KUEUE_GUARDED_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS
 )  # fmt: skip
@@ -788,7 +792,9 @@ class FakeApiServer(kmock.KubernetesEmulator):
             (("spec", "runPolicy", "suspend"), bool, res in KUBEFLOW),
             (("spec", "replicas"), int, res == LWS),
             (("spec", "priorityClassName"), str, res == VCJOBS),
+            (("spec", "priority"), int, res == WORKLOADS),
         ]
+        self._kueue_webhook(res, old, new)
         if res == COMMANDS and not old:
             action = new.get("action")
             if action not in VOLCANO_PHASES:
@@ -822,6 +828,24 @@ class FakeApiServer(kmock.KubernetesEmulator):
                 group=res.group,
                 kind=res.kind,
                 causes=causes,
+            )
+
+    @staticmethod
+    def _kueue_webhook(res: Res, old: Obj, new: Obj) -> None:
+        """Kueue's validating webhook on a job: a queue-name/priority-class label change is denied
+        unless the job is suspended (not admitted); a webhook denial is a 403 naming the webhook."""
+        if res not in (JOBS, JOBSETS, *KUBEFLOW) or not old:
+            return
+        suspend = ("spec", "runPolicy", "suspend") if res in KUBEFLOW else ("spec", "suspend")
+        before = _dig(old, ("metadata", "labels")) or {}
+        after = _dig(new, ("metadata", "labels")) or {}
+        changed = [k for k in KUEUE_GUARDED_LABELS if k in before and before.get(k) != after.get(k)]
+        if changed and not _dig(old, suspend):
+            raise _error(
+                403,
+                "Forbidden",
+                f'admission webhook "vjob.kb.io" denied the request: metadata.labels[{changed[0]}]: '
+                "Invalid value: field is immutable",
             )
 
     def _commit(self, res: Res, old: Obj, new: Obj) -> Obj:
