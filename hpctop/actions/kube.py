@@ -130,6 +130,9 @@ QUEUE_KINDS: dict[str, tuple[str, str]] = {
     "LocalQueue": ("localqueues", "namespaced"),
 }
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+KUEUE_GROUP = "kueue.x-k8s.io"
+#: the versions a Kueue queue is read at, in order (v1beta1 on Kueue before v1beta2 was served)
+QUEUE_VERSIONS = ("v1beta2", "v1beta1")
 #: other versions a kind may be served at, tried in order when the first says 404: the job key
 #: carries no version, and an MPIJob is mpi-operator's v2beta1 or training-operator's v1
 OTHER_VERSIONS: dict[str, tuple[str, ...]] = {"MPIJob": ("v1",)}
@@ -228,6 +231,44 @@ class Target:
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueTarget:
+    """Where a Kueue queue lives: a ClusterQueue is cluster-scoped, a LocalQueue namespaced."""
+
+    kind: str
+    version: str
+    namespace: str
+    name: str
+
+    @property
+    def group(self) -> str:
+        return KUEUE_GROUP
+
+    @property
+    def plural(self) -> str:
+        return QUEUE_KINDS[self.kind][0]
+
+    @property
+    def path(self) -> str:
+        base = f"/apis/{KUEUE_GROUP}/{self.version}"
+        if self.namespace:
+            return f"{base}/namespaces/{self.namespace}/{self.plural}/{self.name}"
+        return f"{base}/{self.plural}/{self.name}"
+
+    @property
+    def resource(self) -> str:
+        return f"{self.plural}.{KUEUE_GROUP}"
+
+    def at_version_of(self, obj: Mapping[str, Any]) -> QueueTarget:
+        group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+        if version and group == KUEUE_GROUP and version != self.version:
+            return dataclasses.replace(self, version=version)
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -521,7 +562,7 @@ class KubeActions:
 
     # -- reading --------------------------------------------------------------------------------
 
-    async def _read(self, target: Target) -> dict[str, Any] | None:
+    async def _read(self, target: Target | QueueTarget) -> dict[str, Any] | None:
         """The object now, or None when it does not exist."""
         response = await self.client.request("GET", target.path)
         if response.status == 404:
@@ -1173,9 +1214,12 @@ class KubeActions:
     ) -> ActionResult:
         return ActionResult(request, ok, message, changes, at=self._clock())
 
-    async def _send(self, step: Step, job: str, user: str, request: ActionRequest, uid: str) -> ApiResponse:
+    async def _send(
+        self, step: Step, job: str, user: str, request: ActionRequest, uid: str, action: str = ""
+    ) -> ApiResponse:
         """One request, with the only retries that are safe: once after a 401 (the request was not
-        processed), and a 429 with a short Retry-After, a bounded number of times."""
+        processed), and a 429 with a short Retry-After, a bounded number of times. ``action`` names
+        the action in the audit record (by default the request's kind)."""
         throttled = 0
         reauthenticated = False
         while True:
@@ -1186,7 +1230,7 @@ class KubeActions:
             self._audit(
                 phase="outcome",
                 user=user,
-                action=request.kind.value,
+                action=action or request.kind.value,
                 job=job,
                 uid=uid,
                 method=step.method,
@@ -1430,6 +1474,264 @@ class KubeActions:
             f"{request.kind.value} of {target} did not take effect ({why}); re-reading shows it unchanged"
             + (f" after: {'; '.join(done)}" if done else "")
             + ". It is safe to try again."
+        )
+
+    # -- Kueue queues: close / open (SCHEDULERS.md §9.2) ---------------------------------------------
+
+    @staticmethod
+    def _queue_request(kind: str, name: str, namespace: str, policy: str) -> ActionRequest:
+        """The request a queue's stopPolicy change is keyed, previewed and reported under: closing
+        (Hold, HoldAndDrain) is a hold, opening (None) a release; ``value`` is the policy."""
+        action = ActionKind.RELEASE if policy == "None" else ActionKind.HOLD
+        namespace = namespace if kind != "ClusterQueue" else ""
+        return ActionRequest(action, (namespace, kind, name), value=policy)
+
+    @staticmethod
+    def _queue_refusal(kind: str, name: str, namespace: str, policy: str) -> str | None:
+        """Why a stopPolicy change is refused before any request is made, or None."""
+        if kind not in QUEUE_KINDS:
+            return f"{kind!r} is not a Kueue queue kind: stopPolicy is set on a ClusterQueue or a LocalQueue"
+        if policy not in STOP_POLICIES:
+            return (
+                f"{policy!r} is not a Kueue stopPolicy: use Hold (admit nothing new), HoldAndDrain (also "
+                "evict what is admitted) or None (open the queue)"
+            )
+        if not name:
+            return f"a {kind} needs a name"
+        if kind == "LocalQueue" and not namespace:
+            return "a LocalQueue is namespaced: name its namespace"
+        return None
+
+    async def _locate_queue(
+        self, kind: str, name: str, namespace: str
+    ) -> tuple[QueueTarget, dict[str, Any] | None]:
+        """Read the queue at v1beta2, then v1beta1 (older Kueue): (where it was found, the object)."""
+        first = QueueTarget(kind, QUEUE_VERSIONS[0], namespace if kind == "LocalQueue" else "", name)
+        for version in QUEUE_VERSIONS:
+            target = dataclasses.replace(first, version=version)
+            obj = await self._read(target)
+            if obj is not None:
+                return target, obj
+        return first, None
+
+    @staticmethod
+    def _queue_state_refusal(target: QueueTarget, obj: Mapping[str, Any], policy: str) -> str | None:
+        current = str(_dig(obj, "spec", "stopPolicy") or "None")
+        if current == policy:
+            state = "open" if policy == "None" else "closed"
+            return f"{target} already has spec.stopPolicy {policy} ({state}); nothing to change"
+        if _dig(obj, "metadata", "deletionTimestamp"):
+            return f"{target} is being deleted"
+        return None
+
+    @staticmethod
+    def _queue_step(target: QueueTarget, obj: Mapping[str, Any], policy: str) -> Step:
+        rv = str(_dig(obj, "metadata", "resourceVersion") or "")
+        body = {"metadata": {"resourceVersion": rv}, "spec": {"stopPolicy": policy}}
+        return Step("PATCH", target.path, body, "patch", KUEUE_GROUP, target.plural, content_type=MERGE_PATCH)
+
+    @staticmethod
+    def _queue_expected(target: QueueTarget, obj: Mapping[str, Any], policy: str) -> tuple[str, ...]:
+        """What Kueue does once the queue's stopPolicy changes (not part of the dry run's answer)."""
+        admitted = _dig(obj, "status", "admittedWorkloads")
+        count = f"{admitted} " if isinstance(admitted, int) and not isinstance(admitted, bool) else ""
+        scope = (
+            "workloads of every LocalQueue that points at it"
+            if target.kind == "ClusterQueue"
+            else "workloads submitted through this LocalQueue"
+        )
+        if policy == "HoldAndDrain":
+            return (
+                f"HoldAndDrain EVICTS the {count}admitted workload(s) of {target}: Kueue deletes their pods "
+                "(running work is lost unless it checkpoints) and they go back to pending",
+                f"Kueue admits no new {scope} until the queue is opened again (stopPolicy None)",
+            )
+        if policy == "Hold":
+            return (f"Kueue admits no new {scope}; the {count}admitted workload(s) keep running",)
+        was = str(_dig(obj, "spec", "stopPolicy") or "None")
+        return (f"Kueue admits {scope} again (was {was})",)
+
+    async def preview_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> Preview:
+        """The server's dry run of setting a Kueue queue's ``spec.stopPolicy`` ("close / open queue").
+
+        ``kind`` is ``ClusterQueue`` (cluster-scoped: ``namespace`` is ignored) or ``LocalQueue``;
+        ``policy`` is ``Hold``, ``HoldAndDrain`` (also evicts what is admitted) or ``None``. The
+        queue's state is remembered so :meth:`set_queue_stop_policy` sends with its resourceVersion.
+        """
+        request = self._queue_request(kind, name, namespace, policy)
+        refusal = self._queue_refusal(kind, name, namespace, policy)
+        if refusal is not None:
+            return Preview(request, False, (), refusal=refusal)
+        try:
+            target, obj = await self._locate_queue(kind, name, namespace)
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"cannot read {kind} {name}: {exc.detail}")
+        if obj is None:
+            return Preview(
+                request, False, (), refusal=f"{target} does not exist (read at {', '.join(QUEUE_VERSIONS)})"
+            )
+        refusal = self._queue_state_refusal(target, obj, policy)
+        if refusal is not None:
+            return Preview(request, False, (), refusal=refusal)
+        step = self._queue_step(target, obj, policy)
+        described = (step.describe(),)
+        if self.read_only:
+            return Preview(
+                request,
+                False,
+                (),
+                refusal="read-only mode: no action is sent to the cluster",
+                requests=described,
+            )
+        try:
+            answer = await self.client.request(
+                step.method, step.path, params=step.params(dry_run=True), body=step.body,
+                content_type=step.content_type,
+            )  # fmt: skip
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
+        self._seen[request] = Seen(obj, self._clock())
+        expected = self._queue_expected(target, obj, policy)
+        if answer.status == 400 and "dry" in _message(answer).lower():
+            changes = ("server preview unavailable: " + _message(answer), *expected)
+            return Preview(request, True, changes, requests=described)
+        if not answer.ok:
+            self._seen.pop(request, None)
+            return Preview(
+                request,
+                False,
+                (),
+                refusal=f"the server would refuse this (HTTP {answer.status}): {_message(answer)}",
+                requests=described,
+            )
+        would = answer.json()
+        prefix = "server dry run: "
+        dry = (
+            tuple(prefix + c for c in diff(obj, would)) or (f"{prefix}accepted, no visible change",)
+            if isinstance(would, dict)
+            else (f"{prefix}accepted",)
+        )
+        return Preview(request, True, dry + expected, requests=described)
+
+    async def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult:
+        """Set a Kueue queue's ``spec.stopPolicy``: a merge patch carrying the resourceVersion the
+        last :meth:`preview_queue_stop_policy` saw (else that of a fresh read), ``fieldManager=hpctop``.
+
+        Raises :class:`ActionRefused` when nothing was sent (:class:`StaleTarget` with a fresh
+        preview on a 409) and :class:`ActionFailed` when the server refused or the outcome is unknown.
+        """
+        request = self._queue_request(kind, name, namespace, policy)
+        refusal = self._queue_refusal(kind, name, namespace, policy)
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        if self.read_only:
+            raise ReadOnlyViolation("read-only mode: no action is sent to the cluster")
+        first = QueueTarget(kind, QUEUE_VERSIONS[0], request.job[0], name)
+        seen = self._seen.pop(request, None)
+        if seen is None:
+            first, obj = await self._locate_queue(kind, name, namespace)
+            if obj is None:
+                raise ActionRefused(f"{first} does not exist")
+            seen = Seen(obj, self._clock())
+        target = first.at_version_of(seen.obj)
+        refusal = self._queue_state_refusal(target, seen.obj, policy)
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        step = self._queue_step(target, seen.obj, policy)
+        job = "/".join(request.job)
+        action = f"stop-policy:{policy}"
+        user = await self.whoami()
+        allowed, reason = await self.access_review(
+            "patch", KUEUE_GROUP, target.plural, target.namespace, name
+        )
+        if not allowed:
+            where = f"in {target.namespace}" if target.namespace else "(cluster-scoped)"
+            message = (
+                f"not allowed: you may not patch {target.resource} {where} (SelfSubjectAccessReview"
+                + (f": {reason}" if reason else "")
+                + "); nothing was sent"
+            )
+            self._audit(
+                phase="refused", user=user, action=action, job=job, uid=seen.uid, ok=False, message=message
+            )
+            raise ActionRefused(message)
+        self._audit(
+            phase="intent", user=user, action=action, job=job, uid=seen.uid, method=step.method,
+            path=step.path, dry_run=False, preconditions={"resourceVersion": seen.rv},
+            message=step.describe(),
+        )  # fmt: skip
+        try:
+            response = await self._send(step, job, user, request, seen.uid, action)
+        except (ServerUnreachable, StreamBroken) as exc:
+            self._audit(
+                phase="outcome", user=user, action=action, job=job, uid=seen.uid, method=step.method,
+                path=step.path, ok=None, message=f"no answer: {exc.detail}",
+            )  # fmt: skip
+            return await self._settle_queue(request, target, seen, policy, f"no answer ({exc.detail})")
+        before = str(_dig(seen.obj, "spec", "stopPolicy") or "None")
+        if response.ok:
+            now = _dig(response.json(), "spec", "stopPolicy") or policy
+            changes = [f"spec.stopPolicy = {orjson.dumps(now).decode()}"]
+            if response.warnings:
+                changes.append("server warning: " + "; ".join(response.warnings))
+            changes.extend(self._queue_expected(target, seen.obj, policy))
+            return self._result(request, True, f"{target}: stopPolicy {before} → {policy}", tuple(changes))
+        status = response.status
+        text = _message(response)
+        if status == 404:
+            raise ActionFailed(f"{target} no longer exists")
+        if status == 409:
+            now_obj = await self._read(target)
+            if now_obj is None:
+                raise StaleTarget(f"{target} no longer exists", changed=("deleted",), preview=None)
+            changed = diff(seen.obj, now_obj)
+            fresh = await self.preview_queue_stop_policy(kind, name, namespace, policy)
+            raise StaleTarget(
+                f"{target} changed since you saw it, so nothing was done: " + "; ".join(changed)
+                + f" (server: {text}). Confirm again to act on the new state.",
+                changed=changed,
+                preview=fresh,
+            )  # fmt: skip
+        if status == 422:
+            raise ActionFailed(f"the server rejected stopPolicy {policy} on {target}: {text}")
+        if status == 403:
+            self._rules.pop(target.namespace, None)
+            where = f"in {target.namespace}" if target.namespace else "(cluster-scoped)"
+            raise ActionFailed(
+                f"the API server refused patch {target.resource} {where} (403): {text}. "
+                f"Closing or opening a queue needs RBAC patch on {target.resource}; RBAC or an admission "
+                "policy denies it even though it was offered; nothing more was sent and hpctop does not retry"
+            )
+        if status == 429:
+            error = response.error()
+            after = f"; the server asks to wait {error.retry_after:g}s" if error and error.retry_after else ""
+            raise ActionFailed(f"the API server is throttling requests{after}: nothing was changed")
+        if status >= 500:
+            return await self._settle_queue(request, target, seen, policy, f"HTTP {status}: {text}")
+        raise ActionFailed(f"stopPolicy {policy} on {target} failed (HTTP {status}): {text}")
+
+    async def _settle_queue(
+        self, request: ActionRequest, target: QueueTarget, seen: Seen, policy: str, why: str
+    ) -> ActionResult:
+        """The answer was lost or a 5xx: re-read by uid and report what happened; never resend."""
+        try:
+            now = await self._read(target)
+        except (ServerUnreachable, StreamBroken, ActionFailed) as exc:
+            raise ActionFailed(
+                f"outcome unknown for stopPolicy {policy} on {target}: {why}, and re-reading failed ({exc}); "
+                "check the cluster before trying again"
+            ) from None
+        if (
+            now is not None
+            and _dig(now, "metadata", "uid") == seen.uid
+            and str(_dig(now, "spec", "stopPolicy") or "None") == policy
+        ):
+            return self._result(
+                request, True, f"{target}: stopPolicy {policy}", (f"confirmed by re-reading after {why}",)
+            )
+        raise ActionFailed(
+            f"stopPolicy {policy} on {target} did not take effect ({why}); re-reading shows it unchanged. "
+            "It is safe to try again."
         )
 
     async def execute_many(self, requests: Sequence[ActionRequest]) -> list[ActionResult]:
@@ -1896,6 +2198,12 @@ class KubeActuator:
     def permissions(self, namespace: str, kind: str) -> dict[ActionKind, Permission]:
         return self._call(self.core.permissions(namespace, kind))
 
+    def preview_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> Preview:
+        return self._call(self.core.preview_queue_stop_policy(kind, name, namespace, policy))
+
+    def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult:
+        return self._call(self.core.set_queue_stop_policy(kind, name, namespace, policy))
+
     def close(self) -> None:
         if self._own is not None:
             with_timeout = asyncio.run_coroutine_threadsafe(self.core.close(), self.loop)
@@ -1914,6 +2222,7 @@ __all__ = [
     "KubeActions",
     "KubeActuator",
     "Permission",
+    "QueueTarget",
     "StaleTarget",
     "Step",
     "Target",

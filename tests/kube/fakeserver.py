@@ -45,6 +45,8 @@ What it does (RELIABILITY.md §5.2, items 1-5 and part of 11):
     LeaderWorkerSet) with the same write semantics; ``metadata.generateName``; a tiny Volcano
     controller (a Command moves its vcjob's ``status.state.phase`` and is consumed) and, when
     ``kueue_evict_after`` is set, Kueue's eviction of a deactivated admitted Workload;
+  - Kueue's ClusterQueue (cluster-scoped) and LocalQueue (``KUEUE_QUEUES``, v1beta2 and v1beta1)
+    with the same write semantics; a ``spec.stopPolicy`` outside None/Hold/HoldAndDrain is a 422;
   - SelfSubjectAccessReview, SelfSubjectRulesReview and SelfSubjectReview answered from
     :class:`Rbac`, which is also enforced (403) on every request; ``Rbac.refused`` rules are
     allowed by the reviews yet refused at request time (a webhook authorizer, a policy change);
@@ -137,10 +139,19 @@ LWS = Res("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets
 #: scheduler-plugins coscheduling's gang (SCHEDULERS.md §7.1)
 COSCHED_PODGROUPS = Res("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True)
 BACKENDS: tuple[Res, ...] = (JOBSETS, *KUBEFLOW, VCJOBS, COMMANDS, LWS, COSCHED_PODGROUPS)
+#: Kueue's queues (SCHEDULERS.md §9.2 close/open queue): a ClusterQueue is cluster-scoped, a
+#: LocalQueue namespaced; each at v1beta2 and at v1beta1 (older Kueue), as separate stores
+CLUSTER_QUEUES = Res("ClusterQueue", "kueue.x-k8s.io", "v1beta2", "clusterqueues", False)
+LOCAL_QUEUES = Res("LocalQueue", "kueue.x-k8s.io", "v1beta2", "localqueues", True)
+CLUSTER_QUEUES_V1BETA1 = Res("ClusterQueue", "kueue.x-k8s.io", "v1beta1", "clusterqueues", False)
+LOCAL_QUEUES_V1BETA1 = Res("LocalQueue", "kueue.x-k8s.io", "v1beta1", "localqueues", True)
+KUEUE_QUEUES: tuple[Res, ...] = (CLUSTER_QUEUES, LOCAL_QUEUES, CLUSTER_QUEUES_V1BETA1, LOCAL_QUEUES_V1BETA1)
+#: the values Kueue's CRD schema allows for a queue's spec.stopPolicy (anything else: 422)
+QUEUE_STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 #: Kueue's job webhook: these job labels may change only while the job is suspended (§5.2, §5.6)
 KUEUE_GUARDED_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 ALL: tuple[Res, ...] = (
-    PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS
+    PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES
 )  # fmt: skip
 #: what the tiny Volcano controller makes of a Command's action: the vcjob's next status.state.phase
 VOLCANO_PHASES = {
@@ -795,6 +806,16 @@ class FakeApiServer(kmock.KubernetesEmulator):
             (("spec", "priority"), int, res == WORKLOADS),
         ]
         self._kueue_webhook(res, old, new)
+        stop_policy = _dig(new, ("spec", "stopPolicy"))
+        if res in KUEUE_QUEUES and stop_policy is not None and stop_policy not in QUEUE_STOP_POLICIES:
+            supported = ", ".join(f'"{p}"' for p in QUEUE_STOP_POLICIES)
+            causes.append(
+                {
+                    "reason": "FieldValueNotSupported",
+                    "field": "spec.stopPolicy",
+                    "message": f"Unsupported value: {stop_policy!r}: supported values: {supported}",
+                }
+            )
         if res == COMMANDS and not old:
             action = new.get("action")
             if action not in VOLCANO_PHASES:
