@@ -1,8 +1,10 @@
-"""The Pod fast path (TypedDicts + ``pod_from_dict``) against the reference (wire models + ``pod_from_wire``).
+"""The Pod fast paths against the reference (wire models + ``pod_from_wire``).
 
-Why: pods skip the nested pydantic models for speed (PERFORMANCE.md P1/P3), so the two paths must
-agree on every object: the same :class:`Pod` for what both accept, a refusal for what either
-refuses (malformed objects are refused whole, never half-applied).
+Why: pods skip the nested pydantic models for speed (PERFORMANCE.md P1/P3): first msgspec Structs
+(strict; ``pod_from_struct``), and what msgspec does not take goes to TypedDicts + ``pod_from_dict``
+(pydantic's lax coercions). Every path must agree on every object: the same :class:`Pod` for what
+the reference accepts, a refusal for what it refuses (malformed objects are refused whole, never
+half-applied), and msgspec must take only what the reference takes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from hpctop.errors import QuantityError
-from hpctop.model.decode import DecodeError, PodEvent, decode_event, decode_list, pod_from_wire
+from hpctop.model import structs
+from hpctop.model.decode import (
+    DecodeError,
+    PodEvent,
+    decode_event,
+    decode_list,
+    pod_from_struct,
+    pod_from_wire,
+)
 from hpctop.model.objects import Pod
 from tests.model_fixtures import event, pod
 
@@ -156,6 +166,58 @@ def fast(raw: bytes) -> Pod | None:
 def test_fast_path_matches_the_wire_models(obj: dict[str, Any]) -> None:
     raw = event("MODIFIED", obj)
     assert fast(raw) == reference(raw)
+
+
+def strict(raw: bytes) -> Pod | str | None:
+    """The msgspec path alone: ``"not taken"`` where msgspec hands the bytes to pydantic."""
+    try:
+        decoded = structs.POD_EVENT.decode(raw)
+    except structs.NotTaken:
+        return "not taken"
+    try:
+        return pod_from_struct(decoded.object)
+    except (DecodeError, QuantityError, ValueError):
+        return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(POD)
+def test_msgspec_takes_only_what_the_wire_models_take_and_builds_the_same(obj: dict[str, Any]) -> None:
+    raw = event("MODIFIED", obj)
+    got = strict(raw)
+    if got != "not taken":
+        assert got == reference(raw)
+
+
+def test_msgspec_hands_coercible_values_to_pydantic() -> None:
+    obj = pod("p")
+    obj["status"]["containerStatuses"] = [{"restartCount": "3"}]  # pydantic's lax int, not msgspec's
+    raw = event("ADDED", obj)
+    assert strict(raw) == "not taken"
+    decoded = fast(raw)
+    assert decoded is not None and decoded == reference(raw) and decoded.restart_count == 3
+
+
+def test_realistic_pods_take_the_msgspec_path() -> None:
+    from bench.payloads import pod_events
+
+    for raw in pod_events(16, per_job=4):
+        got = strict(raw)
+        assert isinstance(got, Pod) and got == reference(raw)
+
+
+def test_a_page_with_one_bad_pod_keeps_the_others() -> None:
+    good = [pod(f"w-{i}", owner=("Job", "j"), gpus=1) for i in range(3)]
+    bad = pod("w-bad")
+    bad["spec"]["containers"] = [{"resources": {"requests": {"cpu": "lots"}}}]
+    odd = pod("w-odd")
+    odd["status"]["containerStatuses"] = [{"restartCount": "2"}]  # coerced, not refused
+    items = [good[0], bad, good[1], odd, good[2]]
+    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": items})
+    decoded = decode_list("Pod", page)
+    assert [p.name for p in decoded.objects] == ["w-0", "w-1", "w-odd", "w-2"]
+    assert len(decoded.skipped) == 1 and decoded.resource_version == "7"
+    assert decoded.objects[2].restart_count == 2
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from hpctop.errors import HpctopError, QuantityError
+from hpctop.model import structs
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.objects import (
     Condition,
@@ -770,6 +771,144 @@ def pod_from_dict(d: _PodTD) -> Pod:
     )
 
 
+# -- the msgspec path for Pods -------------------------------------------------------------------
+#
+# Why: even into TypedDicts, pydantic-core builds every field of a pod it validates, and parsing
+# alone was over the P1/P3 budgets (bench/README.md). :mod:`hpctop.model.structs` decodes into
+# msgspec Structs that declare only what is read (the rest is skipped in C), strictly, so what it
+# accepts the pydantic path accepts with the same values; what it refuses goes to the pydantic
+# path, which coerces or refuses it exactly as before. ``pod_from_struct`` is ``pod_from_dict``
+# over attributes, with the same shared parts.
+
+
+def _one_request_s(container: structs.ContainerS) -> Resources:
+    res = container.resources
+    if res is None:
+        return ZERO
+    limits = res.limits
+    requests = res.requests
+    return _container_request(
+        tuple(limits.items()) if limits else (), tuple(requests.items()) if requests else ()
+    )
+
+
+def _requests_from_struct(spec: structs.PodSpecS, annotations: dict[str, str]) -> Resources:
+    """:func:`container_requests` over the Struct spec (the same rules, the same result)."""
+    containers = spec.containers
+    inits = spec.initContainers
+    overhead = spec.overhead
+    milli = annotations.get(ALIBABA_MILLI)
+    if len(containers) == 1 and not inits and not overhead and milli is None:
+        return _one_request_s(containers[0])  # the common pod: a shared, cached vector
+    total = ZERO
+    for container in containers:
+        total = total + _one_request_s(container)
+    for init in inits or ():
+        r = _one_request_s(init)
+        total = Resources(
+            max(total.cpu, r.cpu), max(total.memory, r.memory), max(total.gpu, r.gpu), total.extended
+        )
+    if overhead:
+        total = total + Resources.from_k8s(overhead)
+    if milli is not None:
+        count = to_int(annotations.get(ALIBABA_COUNT, "1"))
+        total = Resources(total.cpu, total.memory, to_int(milli) * count, total.extended)
+    return total
+
+
+@lru_cache(maxsize=4096)
+def _kept_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(k for k in keys if k.startswith(KEPT_ANNOTATION_PREFIXES))
+
+
+def _kept_by_keys(annotations: dict[str, str] | None) -> dict[str, str]:
+    """:func:`_kept_shared` with the prefix filter cached by the annotation keys (pods of one
+    template carry the same keys, and msgspec hands short keys over as shared strings)."""
+    if not annotations:
+        return {}
+    keys = _kept_keys(tuple(annotations))
+    return _shared_kept(tuple([(k, annotations[k]) for k in keys])) if keys else {}
+
+
+@lru_cache(maxsize=1024)
+def _struct_tolerations(items: tuple[structs.TolerationS, ...]) -> tuple[Toleration, ...]:
+    # frozen Structs hash in C: pods of one template share one tuple of shared tolerations
+    return tuple(_toleration(t.key, t.operator, t.value, t.effect) for t in items)
+
+
+def pod_from_struct(w: structs.PodS) -> Pod:
+    """Project a msgspec-decoded pod into a :class:`Pod`; same result as :func:`pod_from_wire`."""
+    meta = w.metadata
+    name = meta.name
+    namespace = meta.namespace
+    if not name or not namespace:
+        raise DecodeError("pod without metadata.name or metadata.namespace")
+    spec = w.spec
+    status = w.status
+    annotations = _kept_by_keys(meta.annotations)
+    scheduled = None
+    for cond in status.conditions or ():
+        if cond.type == "PodScheduled":
+            scheduled = _shared_condition("PodScheduled", cond.status, cond.reason or "", cond.message or "")
+    terminated_reason = None
+    finished: float | None = None
+    restarts = 0
+    for cs in status.containerStatuses or ():
+        restarts += cs.restartCount
+        for state in (cs.state, cs.lastState):
+            if state is not None:
+                terminated = state.terminated
+                if terminated is not None:
+                    terminated_reason = terminated_reason or terminated.reason
+                    end = parse_time(terminated.finishedAt)
+                    if end is not None:
+                        finished = end if finished is None else max(finished, end)
+    index = annotations.get(ALIBABA_INDEX)
+    try:
+        gpu_indices = tuple(int(i) for i in index.split("-")) if index else ()
+    except ValueError as exc:
+        raise DecodeError(f"pod {namespace}/{name}: bad {ALIBABA_INDEX} {index!r}") from exc
+    owner = None
+    for ref in meta.ownerReferences or ():
+        if ref.controller:
+            owner = _owner_ref(ref.apiVersion, ref.kind, ref.name, ref.uid)
+            break
+    selector = spec.nodeSelector
+    tolerations = spec.tolerations
+    gates = spec.schedulingGates
+    labels = meta.labels
+    # positional, in field order: a 27-keyword call costs twice a positional one (P1)
+    return Pod(
+        namespace,
+        name,
+        meta.uid,
+        meta.resourceVersion,
+        labels if labels is not None else {},  # a fresh dict from the decoder: not copied
+        annotations,
+        owner,
+        spec.nodeName or None,
+        spec.schedulerName,
+        status.phase,
+        _requests_from_struct(spec, annotations),
+        gpu_indices,
+        _shared_models(annotations.get(ALIBABA_MODEL), selector.get(GPU_PRODUCT_LABEL) if selector else None),
+        _shared_selector(tuple(selector.items())) if selector else (),
+        _struct_tolerations(tuple(tolerations)) if tolerations else (),
+        spec.priority,
+        spec.priorityClassName,
+        tuple(g.name for g in gates) if gates else (),
+        parse_time(meta.creationTimestamp) or 0.0,
+        parse_time(status.startTime),
+        finished,
+        parse_time(meta.deletionTimestamp),
+        spec.activeDeadlineSeconds,
+        scheduled,
+        status.reason,
+        terminated_reason,
+        restarts,
+    )
+
+
 def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, str | int | float]) -> GpuInventory:
     replicas = to_int(labels.get("nvidia.com/gpu.replicas", "1")) or 1
     advertised = to_int(allocatable.get(GPU_RESOURCE, 0))
@@ -1070,6 +1209,12 @@ def _decode_pod_list(raw: bytes) -> DecodedList:
         gc.disable()
     try:
         try:
+            fast = structs.POD_LIST.decode(raw)
+        except structs.NotTaken:
+            pass  # one item (or the page) is not strictly typed: the pydantic path decides
+        else:
+            return _project_struct_page(fast)
+        try:
             page = _POD_LIST.validate_json(raw)
         except ValidationError:
             return _decode_list_item_by_item("Pod", raw)
@@ -1087,6 +1232,19 @@ def _decode_pod_list(raw: bytes) -> DecodedList:
     finally:
         if paused:
             gc.enable()
+
+
+def _project_struct_page(page: structs.PodListS) -> DecodedList:
+    objects: list[Any] = []
+    skipped: list[str] = []
+    append = objects.append
+    for item in page.items:
+        try:
+            append(pod_from_struct(item))
+        except (DecodeError, QuantityError, ValueError) as exc:
+            skipped.append(f"Pod: {exc}")
+    meta = page.metadata
+    return DecodedList(objects, meta.resourceVersion, meta.continue_ or None, skipped)
 
 
 def _decode_list_item_by_item(kind: str, raw: bytes) -> DecodedList:
@@ -1129,9 +1287,15 @@ def decode_event(kind: str, raw: bytes) -> WatchEvent:
             if bookmark.type == "BOOKMARK":
                 return WatchEvent(EventType.BOOKMARK, kind, None, bookmark.object.metadata.resourceVersion)
         if kind == "Pod":
-            pod_event = _POD_EVENT.validate_json(raw)
-            etype = EventType(pod_event["type"])
-            obj = pod_from_dict(pod_event["object"])
+            try:
+                fast = structs.POD_EVENT.decode(raw)
+            except structs.NotTaken:  # not strictly typed: pydantic coerces it or refuses it
+                pod_event = _POD_EVENT.validate_json(raw)
+                etype = EventType(pod_event["type"])
+                obj = pod_from_dict(pod_event["object"])
+            else:
+                etype = EventType(fast.type)
+                obj = pod_from_struct(fast.object)
         else:
             event = envelope.model_validate_json(raw)
             etype = EventType(event.type)
