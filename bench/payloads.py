@@ -189,16 +189,21 @@ def node_event(i: int) -> bytes:
     )
 
 
-def pod_updates(pods: int, per_job: int = 8, seed: int = 7) -> list[bytes]:
-    """One MODIFIED event per pod of :func:`pod_events` (a restart counted, a new resourceVersion).
+def pod_updates(
+    pods: int, per_job: int = 8, seed: int = 7, restarts: int = 1, rv_base: int = 2_000_000
+) -> list[bytes]:
+    """One MODIFIED event per pod of :func:`pod_events` (``restarts`` counted, a new resourceVersion).
 
-    Benchmarks replay this list cyclically: each event is real decode and store work every time.
+    Replayed once over a store synced from :func:`pod_events`, each event changes its pod's job
+    row. Replayed again, the same bytes change nothing (same resourceVersion, same fields): to
+    keep every event real work, alternate two sets with different ``restarts`` and ``rv_base``
+    (what ``bench/p3_watch.py`` does).
     """
     rng = random.Random(seed)
     out = []
     for i in range(pods):
         pod = gpu_pod(i, rng, per_job)
-        pod["metadata"]["resourceVersion"] = str(2_000_000 + i)
-        pod["status"]["containerStatuses"][0]["restartCount"] = 1
+        pod["metadata"]["resourceVersion"] = str(rv_base + i)
+        pod["status"]["containerStatuses"][0]["restartCount"] = restarts
         out.append(orjson.dumps({"type": "MODIFIED", "object": pod}))
     return out

@@ -43,13 +43,13 @@ def p1(pods: int) -> str:
 
 
 def p3(pods: int) -> str:
-    from bench.live_app import populate, updates
-    from bench.p3_watch import _replay
+    from bench.live_app import populate
+    from bench.p3_watch import _replay, changing_updates
     from hpctop.model.store import Store
 
     store = Store()
     populate(store, pods, 0)
-    events = updates(pods)
+    events = changing_updates(pods)
     return profile(lambda: _replay(store, events, len(events) * 2))
 
 
