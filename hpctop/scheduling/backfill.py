@@ -25,8 +25,9 @@ that only running work without limits could make room for gets no reservation an
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hpctop.model.objects import JobKey
@@ -168,6 +169,7 @@ def earliest_start(
     req: Request,
     m: int,
     until: float = INF,
+    whole: Mapping[str, int] | None = None,
 ) -> tuple[float, list[tuple[str, tuple[int, ...]]]] | None:
     """The first future change time (before ``until``) at which ``m`` members fit on ``nodes`` for good.
 
@@ -176,42 +178,64 @@ def earliest_start(
     needed) but keeps the search incremental: an unreserved node only gains resources over time,
     so its state is advanced by giving back each release as the search passes it; a reserved node
     is re-evaluated only when the search passes one of its own change points.
+
+    ``whole`` is the live count of fully free GPUs per node (``placement.WholeIndex.count``):
+    a node with fewer than the member's whole GPUs hosts none now, so its state is not derived
+    until a change of its own is passed. The nodes' change times are merged lazily through a
+    heap (each node's list is already in time order), so a search that ends early never builds
+    or sorts the events it does not reach; events are still taken a time at a time, in the same
+    order, and counted against the same budget as a full sort would.
     """
     if (not profile.releases and not profile.reservations) or profile.budget <= 0:
         return None
     if m == 1:
         return _earliest_single(profile, nodes, req, until)
-    events: list[tuple[float, int, str, Request | None, tuple[int, ...]]] = []
+    now = profile.now
+    reservations = profile.reservations
+    releases = profile.releases
+    # per node position: its own future events (time, release or None for a reserved change point)
+    streams: list[list[tuple[float, Request | None, tuple[int, ...]]] | None] = [None] * len(nodes)
+    heap: list[tuple[float, int, int]] = []  # (time, node position, index in the node's stream)
     for k, name in enumerate(nodes):
-        if profile.reserved(name):
-            for point in profile.change_points(name):
-                if profile.now < point < until:
-                    events.append((point, k, name, None, ()))
+        if name in reservations:
+            points = [(p, None, ()) for p in profile.change_points(name) if now < p < until]
+            if points:
+                streams[k] = points  # type: ignore[assignment]
+                heap.append((points[0][0], k, 0))
         else:
-            for when, r, indices in profile.releases.get(name, ()):
-                if when < until:
-                    events.append((when, k, name, r, indices))
-    if not events:
+            mine = releases.get(name)
+            if mine and mine[0][0] < until:
+                streams[k] = mine  # type: ignore[assignment]
+                heap.append((mine[0][0], k, 0))
+    if not heap:
         return None
-    events.sort(key=lambda e: (e[0], e[1]))
+    heapq.heapify(heap)
     current: dict[str, NodeFree] = {}
     owned: set[str] = set()
     hosts: dict[str, int] = {}
     total = 0
+    need = req.whole if whole is not None else 0
     for name in nodes:
-        nf = profile.avail(name, profile.now, INF) if profile.reserved(name) else profile.live[name]
+        if need and whole is not None and whole.get(name, 0) < need:
+            continue  # hosts none now, live or under reservations (never more than live)
+        nf = profile.avail(name, now, INF) if name in reservations else profile.live[name]
         current[name] = nf
         h = nf.hosts(req, m)
-        hosts[name] = h
-        total += h
-    i = 0
+        if h:
+            hosts[name] = h
+            total += h
     steps = 0
-    while i < len(events) and steps < MAX_SHADOW_STEPS and profile.budget > 0:
-        t = events[i][0]
+    while heap and steps < MAX_SHADOW_STEPS and profile.budget > 0:
+        t = heap[0][0]
         touched: set[str] = set()
-        while i < len(events) and events[i][0] == t:
-            _, _, name, rel, indices = events[i]
-            i += 1
+        while heap and heap[0][0] == t:
+            _, k, pos = heapq.heappop(heap)
+            stream = streams[k]
+            assert stream is not None
+            _, rel, indices = stream[pos]
+            if pos + 1 < len(stream) and stream[pos + 1][0] < until:
+                heapq.heappush(heap, (stream[pos + 1][0], k, pos + 1))
+            name = nodes[k]
             profile.budget -= 1
             touched.add(name)
             if rel is None:
@@ -219,17 +243,18 @@ def earliest_start(
                 owned.add(name)
                 continue
             if name not in owned:
-                current[name] = current[name].clone()
+                base = current.get(name)
+                current[name] = (base if base is not None else profile.live[name]).clone()
                 owned.add(name)
             current[name].charge(rel, indices, -1)
         steps += 1
         for name in touched:
             h = current[name].hosts(req, m)
-            total += h - hosts[name]
+            total += h - hosts.get(name, 0)
             hosts[name] = h
         if total < m:
             continue
-        plan = choose([current[n] for n in nodes], req, m)
+        plan = choose([current[n] for n in nodes if hosts.get(n)], req, m)
         if plan is None:
             continue
         members: list[tuple[str, tuple[int, ...]]] = []

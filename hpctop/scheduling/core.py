@@ -17,6 +17,7 @@ only shrink during a cycle).
 
 from __future__ import annotations
 
+import gc
 import heapq
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,7 +32,7 @@ from hpctop.scheduling import explain
 from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
-from hpctop.scheduling.placement import NodeFree, Request, choose_counted
+from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
 from hpctop.scheduling.priority import PriorityInputs, breakdown
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.types import JobPlan, Placement, PodAssignment, PriorityBreakdown, ScheduleResult
@@ -166,7 +167,9 @@ class _Cycle:
             if len(pods) > 1:
                 pods.sort(key=_pod_key)
             pods_by_node[where] = tuple(pods)
-        self.live, self.charges, self.used_by_node = memo.free_state(view, pods_by_node)
+        self.live, self.charges, self.used_by_node, whole = memo.free_state(view, pods_by_node)
+        self.index = WholeIndex(whole)
+        self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
         self.empty = view.empty
         self.cluster = view.cluster
         self.profile = Profile(now, self.live)
@@ -267,6 +270,16 @@ class _Cycle:
 
     # -- placement -----------------------------------------------------------------------------
 
+    def candidates(self, sig: Signature, pname: str, names: Sequence[str], req: Request) -> Sequence[str]:
+        """The schedulable matching nodes a member of ``req`` could fit now (``WholeIndex``), in order."""
+        if not req.whole:
+            return names
+        key = (sig, pname)
+        members = self._member_sets.get(key)
+        if members is None:
+            members = self._member_sets[key] = frozenset(names)
+        return self.index.candidates(names, members, req.whole)
+
     def _view(self, names: Sequence[str], window_end: float) -> list[NodeFree]:
         """Nodes as a job running until ``window_end`` may use them (reserved ones trimmed)."""
         return [
@@ -283,8 +296,12 @@ class _Cycle:
         then, and free resources only shrink during a cycle, so they never will in this cycle.
         """
         start = self._cursor.get(key, 0)
+        count = self.index.count
+        k = req.whole
         for i in range(start, len(names)):
             n = names[i]
+            if k and count[n] < k:
+                continue  # fewer whole free GPUs than asked, live (and so under any reservation)
             nf = self.live[n]
             if not nf.fits_one(req):
                 continue
@@ -303,16 +320,20 @@ class _Cycle:
         fkey: tuple[object, ...] = (sig, pname, window_end)
         if self.live_failures.known((sig, pname), req, m) or self.avail_failures.known(fkey, req, m):
             return None
-        _, names = self.matching(sig, pname)
+        _, every = self.matching(sig, pname)
         capacity = 0
         if m == 1:
-            found = self._first_fit((*fkey, req), names, req, window_end)
+            found = self._first_fit((*fkey, req), every, req, window_end)
             plan = [(found, 1)] if found is not None else None
+            names = self.candidates(sig, pname, every, req) if plan is None else every
         else:
+            names = self.candidates(sig, pname, every, req)
             plan, capacity = choose_counted(self._view(names, window_end), req, m)
         if plan is None:
             # no gang larger than what these nodes can hold will fit later in this cycle either
             self.avail_failures.add(fkey, req, capacity + 1)
+            # the nodes left out by the index hold no member live nor under reservations, so
+            # when none of the rest is reserved the view was the live state where it matters
             if not any(self.profile.reserved(n) for n in names):
                 self.live_failures.add((sig, pname), req, capacity + 1)  # the view was the live state
             return None
@@ -326,6 +347,7 @@ class _Cycle:
                     live.charge(req, indices)
                 members.append((nf.name, indices))
             self.profile.touch(nf.name)
+            self.index.update(live)
         return members
 
     def fits_live(self, sig: Signature, pname: str, req: Request, m: int) -> bool:
@@ -339,7 +361,7 @@ class _Cycle:
         key = (sig, pname, req, m)
         if self._fits_live.get(key) == self.placed:
             return True
-        _, names = self.matching(sig, pname)
+        names = self.candidates(sig, pname, self.matching(sig, pname)[1], req)
         plan, capacity = choose_counted([self.live[n] for n in names], req, m)
         if plan is None:
             self.live_failures.add((sig, pname), req, capacity + 1)
@@ -451,7 +473,9 @@ class _Cycle:
             best: tuple[float, str, list[tuple[str, tuple[int, ...]]]] | None = None
             for pname in usable:
                 _, names = self.matching(sig, pname)
-                found = earliest_start(self.profile, names, req, m, best[0] if best else INF)
+                found = earliest_start(
+                    self.profile, names, req, m, best[0] if best else INF, self.index.count
+                )
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], pname, found[1])
             if best is not None:
@@ -661,11 +685,18 @@ def schedule(snapshot: Snapshot, policy: Policy, now: float, *, memo: Memo | Non
     another thread is using the shared one, this cycle runs on a fresh one instead of waiting.
     """
     started = time.perf_counter()
-    if memo is not None:
-        return _Cycle(snapshot, policy, now, memo).run(started)
-    if not SHARED.lock.acquire(blocking=False):
-        return _Cycle(snapshot, policy, now, Memo()).run(started)
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
     try:
-        return _Cycle(snapshot, policy, now, SHARED).run(started)
+        if memo is not None:
+            return _Cycle(snapshot, policy, now, memo).run(started)
+        if not SHARED.lock.acquire(blocking=False):
+            return _Cycle(snapshot, policy, now, Memo()).run(started)
+        try:
+            return _Cycle(snapshot, policy, now, SHARED).run(started)
+        finally:
+            SHARED.lock.release()
     finally:
-        SHARED.lock.release()
+        if paused:
+            gc.enable()

@@ -118,13 +118,14 @@ class ClusterView:
 class FreeEntry:
     """One node's free state after its bound pods, for as long as the node and the pods are the same."""
 
-    __slots__ = ("charges", "free", "node", "pods", "product", "used")
+    __slots__ = ("charges", "free", "node", "pods", "product", "used", "whole")
 
     def __init__(self, node: Node, product: str | None, pods: tuple[Pod, ...]) -> None:
         self.node = node
         self.product = product
         self.pods = pods
         self.free, self.charges = free_of(node, product, pods)
+        self.whole = self.free.whole_free()  # fully free GPU indices: the cycle's free-capacity index
         acc = [0, 0, 0]
         ext: dict[str, int] = {}
         for pod in pods:
@@ -234,12 +235,13 @@ class Memo:
 
     def free_state(
         self, view: ClusterView, pods_by_node: Mapping[str, tuple[Pod, ...]]
-    ) -> tuple[LiveFree, dict[PodKey, Charge], dict[str, IntVector]]:
-        """(live free state, charge of every bound pod, per-node sum of pod requests)."""
+    ) -> tuple[LiveFree, dict[PodKey, Charge], dict[str, IntVector], dict[str, int]]:
+        """(live free state, charge of every bound pod, per-node sum of pod requests, whole free GPUs)."""
         entries = self.free
         templates: dict[str, NodeFree] = {}
         charges: dict[PodKey, Charge] = {}
         used: dict[str, IntVector] = {}
+        whole: dict[str, int] = {}
         product = view.product
         for name, node in view.nodes.items():
             pods = pods_by_node.get(name, ())
@@ -248,12 +250,13 @@ class Memo:
             if entry is None or not entry.valid(node, p, pods):
                 entry = entries[name] = FreeEntry(node, p, pods)
             templates[name] = entry.free
+            whole[name] = entry.whole
             if pods:
                 charges.update(entry.charges)
                 used[name] = entry.used
         if len(entries) > 2 * len(view.nodes) + 64:
             self.free = {name: entries[name] for name in view.nodes}
-        return LiveFree(templates), charges, used
+        return LiveFree(templates), charges, used, whole
 
 
 #: the memo ``schedule`` uses by default (one cycle at a time; see ``Memo``)
