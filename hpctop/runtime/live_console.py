@@ -19,8 +19,18 @@ snapshots of it. :class:`LockedStore` serialises the two with one re-entrant loc
 How the view follows the cluster: the console does not step a live session's clock (there is no
 virtual clock to move), it reads ``snapshot``/``result`` each tick. Reading ``snapshot`` therefore
 refreshes when the store changed since the last view, or when the view is older than
-``idle_refresh`` (ages and ETAs move on even when the cluster is quiet). A burst of ten thousand
-events between two ticks is one snapshot and one scheduling run: coalescing falls out of polling.
+``idle_refresh`` (ages and ETAs move on even when the cluster is quiet).
+
+Coalescing (RELIABILITY.md W15): the store keeps the latest object per key, so a burst of fifty
+thousand events between two ticks is one snapshot and one scheduling run. That alone bounds the
+views by the readers, though, and a second reader (a detail screen, a metrics join, a test polling
+``snapshot``) would multiply them; so the bound is explicit as well: reading ``snapshot`` rebuilds
+the view at most once per ``min_refresh`` real seconds (below the console's tick, so a tick always
+sees the newest state), however many events arrived and however often it is read. Only streams of
+events are held back this way: when a resource changes state (synced, stale, relisted, forbidden)
+the next read rebuilds at once, and a deliberate :meth:`refresh` (the refresh key, an action's
+outcome) is never limited. :attr:`refreshes_coalesced` counts the reads that were served the
+previous view because of the limit.
 
 Actions (``docs/actions.md``): the session's actuator is a :class:`~hpctop.actions.kube.KubeActuator`
 over :class:`~hpctop.actions.kube.KubeActions`, on a loop thread of its own (not the reflectors'
@@ -82,6 +92,9 @@ ACTION_KINDS: tuple[str, ...] = tuple(KINDS)
 ACTION_TIMEOUT = 30.0
 #: real seconds after which the view is rebuilt even when nothing changed (ages, ETAs)
 IDLE_REFRESH = 5.0
+#: real seconds between two views rebuilt on read (W15: a burst of events is one view per tick;
+#: below the console's tick of 0.5 s, so every tick sees the newest state)
+MIN_REFRESH = 0.2
 #: how long quitting may wait for the reflectors (RELIABILITY.md §1.5: the app exits within 1 s)
 STOP_TIMEOUT = 1.0
 #: real seconds a job's Events are shown before they are asked for again (while its detail is open)
@@ -199,6 +212,7 @@ class LiveConsoleSession:
         scheduler: ScheduleFn | None = None,
         clock: Callable[[], float] = time.time,
         idle_refresh: float = IDLE_REFRESH,
+        min_refresh: float = MIN_REFRESH,
         loop: asyncio.AbstractEventLoop | None = None,
         client_factory: Callable[[Connection], KubeClient] | None = None,
         read_only: bool = True,
@@ -231,6 +245,11 @@ class LiveConsoleSession:
         self.actions_in_thread = True
         self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
+        self.min_refresh = min_refresh
+        #: reads of ``snapshot`` served the previous view because one was built < min_refresh ago
+        self.refreshes_coalesced = 0
+        self._built_at = -float("inf")  # time.monotonic() of the last view built
+        self._view_states: tuple[tuple[str, str, int], ...] = ()  # the reflectors' states it saw
         self._clock = clock
         # None: read GET /apis at start and watch the scheduler resources the cluster serves
         self._discover = resources is None
@@ -580,7 +599,7 @@ class LiveConsoleSession:
         """The latest view; refreshed first when the store changed or the view is old (see module doc)."""
         with self._view_lock:
             if self.store.version != self._view_version or self._clock() - self._view_at >= self.idle_refresh:
-                self.refresh()
+                self._refresh_coalesced()
             return self._snapshot
 
     @snapshot.setter
@@ -599,9 +618,21 @@ class LiveConsoleSession:
         """A live cluster has no clock to advance: take a fresh view if anything changed."""
         with self._view_lock:
             if self.store.version != self._view_version:
-                self.refresh()
+                self._refresh_coalesced()
             else:
                 self._result = replace(self._result, now=self._clock())
+
+    def _refresh_coalesced(self) -> None:
+        """Rebuild the view unless one was built less than ``min_refresh`` seconds ago and no
+        resource changed state since (W15)."""
+        if time.monotonic() - self._built_at < self.min_refresh and self._states() == self._view_states:
+            self.refreshes_coalesced += 1
+            return
+        self.refresh()
+
+    def _states(self) -> tuple[tuple[str, str, int], ...]:
+        """What the reflectors' statuses say beyond event counts: state and relists per resource."""
+        return tuple((s.kind, s.state.value, s.lists) for s in self._statuses.values())
 
     def refresh(self) -> None:
         """A fresh snapshot from the store, scheduled by the core at wall-clock ``now``.
@@ -610,6 +641,7 @@ class LiveConsoleSession:
         frozen snapshot with the reflectors free to go on.
         """
         with self._view_lock:
+            states = self._states()  # before the copy: a change after it is seen by the next read
             snapshot = self.store.snapshot()  # LockedStore: under the lock shared with the reflectors
             now = self._clock()
             started = time.perf_counter()
@@ -620,6 +652,7 @@ class LiveConsoleSession:
             self.schedule_runs += 1
             self._snapshot, self._result = snapshot, result
             self._view_version, self._view_at = snapshot.version, now
+            self._built_at, self._view_states = time.monotonic(), states
 
 
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
