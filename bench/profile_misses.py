@@ -1,6 +1,6 @@
 """Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
 
-``python -m bench.profile_misses [p1|p3|p6|p7|gc] [size]``: cProfile's top functions by own time
+``python -m bench.profile_misses [p1|p3|p4|p6|p7|gc] [size]``: cProfile's top functions by own time
 (``tottime``) and by cumulative time for the region a benchmark times; ``gc`` times
 ``decode_list`` and ``orjson.loads`` with the GC as is, disabled and after ``gc.freeze()`` on a heap
 that already holds a synced store (the situation of a relist or a burst), interleaved.
@@ -51,6 +51,24 @@ def p3(pods: int) -> str:
     populate(store, pods, 0)
     events = changing_updates(pods)
     return profile(lambda: _replay(store, events, len(events) * 2))
+
+
+def p4(pods: int) -> str:
+    """One cold start (``bench/p4_cold.py``: list over loopback HTTP, tick, repaint), profiled whole."""
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    from bench.p4_cold import PageServer, _cold_start, kubeconfig, payload
+
+    async def once() -> None:
+        pages = payload(pods, max(pods // 20, 1))
+        with tempfile.TemporaryDirectory() as tmp:
+            async with PageServer(pages) as server:
+                config = kubeconfig(Path(tmp), server.url)
+                await _cold_start(config, pods)
+
+    return profile(lambda: asyncio.run(once()), top=30)
 
 
 def p6(nodes: int) -> str:
@@ -106,8 +124,8 @@ def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
 def main(argv: list[str]) -> None:
     what = argv[0] if argv else "gc"
     size = int(argv[1]) if len(argv) > 1 else 0
-    runs = {"p1": p1, "p3": p3, "p6": p6, "p7": p7, "gc": gc_effect}
-    defaults = {"p1": 5000, "p3": 5000, "p6": 2000, "p7": 600, "gc": 5000}
+    runs = {"p1": p1, "p3": p3, "p4": p4, "p6": p6, "p7": p7, "gc": gc_effect}
+    defaults = {"p1": 5000, "p3": 5000, "p4": 2000, "p6": 2000, "p7": 600, "gc": 5000}
     print(runs[what](size or defaults[what]))
 
 

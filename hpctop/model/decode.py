@@ -830,6 +830,26 @@ def _kept_by_keys(annotations: dict[str, str] | None) -> dict[str, str]:
     return _shared_kept(tuple([(k, annotations[k]) for k in keys])) if keys else {}
 
 
+#: label keys and values seen, each kept once (see _shared_labels); cleared when it grows past
+#: the bound, which costs sharing for a while, never correctness
+_STRINGS: dict[str, str] = {}
+_STRINGS_BOUND = 1 << 17
+
+
+def _shared_labels(labels: dict[str, str]) -> dict[str, str]:
+    """``labels`` with each key and value replaced by the one equal string already held.
+
+    Why: pydantic-core hands repeated short strings over as one shared object (its string cache);
+    msgspec builds a fresh string for each label of each pod, which took a stored pod from
+    ~2.0 to ~2.9 KiB (P2's budget is 3). Pods of one job repeat most labels (job name,
+    controller uid, queue, app), and every pod repeats the keys.
+    """
+    if len(_STRINGS) > _STRINGS_BOUND:
+        _STRINGS.clear()
+    share = _STRINGS.setdefault
+    return {share(k, k): share(v, v) for k, v in labels.items()}
+
+
 @lru_cache(maxsize=1024)
 def _struct_tolerations(items: tuple[structs.TolerationS, ...]) -> tuple[Toleration, ...]:
     # frozen Structs hash in C: pods of one template share one tuple of shared tolerations
@@ -883,7 +903,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         name,
         meta.uid,
         meta.resourceVersion,
-        labels if labels is not None else {},  # a fresh dict from the decoder: not copied
+        _shared_labels(labels) if labels else {},
         annotations,
         owner,
         spec.nodeName or None,
