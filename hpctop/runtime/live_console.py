@@ -75,6 +75,7 @@ from hpctop.model.store import Snapshot, Store
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.kube.connection import Connection, load_connection
 from hpctop.sources.kube.events import EventRow, list_job_events
+from hpctop.sources.kube.exec_plugin import EXEC_TIMEOUT, ExecIO
 from hpctop.sources.kube.metrics import POLL_INTERVAL as METRICS_INTERVAL
 from hpctop.sources.kube.metrics import PrometheusPoller
 from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
@@ -315,17 +316,23 @@ class LiveConsoleSession:
         audit_path: str | os.PathLike[str] | None = None,
         prometheus_url: str | None = None,
         yunikorn_url: str | None = None,
+        exec_io: ExecIO | None = None,
+        exec_timeout: float = EXEC_TIMEOUT,
     ) -> LiveConsoleSession:
         """Load the connection (blocking, before any UI), then start the reflectors in the background.
 
         Raises :class:`~hpctop.sources.kube.errors.KubeConfigError` for a kubeconfig that cannot be
-        used; network trouble after that is per resource and shows in :attr:`connection`.
+        used, or an exec credential plugin that fails or runs past ``exec_timeout`` (C1; it may
+        prompt on the terminal now, ``exec_io``, and never once the console runs); network trouble
+        after that is per resource and shows in :attr:`connection`.
         """
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=_run_loop, args=(loop,), name="hpctop-live", daemon=True)
         thread.start()
         try:
-            conn = asyncio.run_coroutine_threadsafe(load_connection(kubeconfig, context), loop).result()
+            conn = asyncio.run_coroutine_threadsafe(
+                load_connection(kubeconfig, context, exec_io=exec_io, exec_timeout=exec_timeout), loop
+            ).result()
         except BaseException:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(STOP_TIMEOUT)

@@ -19,8 +19,15 @@ Credentials (RELIABILITY.md §4):
   reflectors reconnecting at once run the plugin once. The package's own check
   (``_is_expired``) is not used: it reads the wall clock directly with a fixed 5-minute skew, so a
   token living less than that would be re-fetched on every request;
-- the in-cluster loader re-reads its token file every minute through the package's
-  ``refresh_api_key_hook`` (C3);
+- in a pod (in-cluster), the service account token file is re-read when the token in use is a
+  minute old (:attr:`Connection.token_period`, on :attr:`Connection.clock`), so the next request
+  after the kubelet rotates the projected token carries the new one (C3). hpctop does this itself
+  rather than through the package's ``refresh_api_key_hook``, which compares against
+  ``datetime.now()`` directly and so cannot run on a test's clock;
+- exec plugins run through :mod:`hpctop.sources.kube.exec_plugin`: interactively (the terminal's
+  stdin and stderr) only for the first load, before the console draws anything; every later run
+  (refresh, re-run after a 401) is detached from the terminal; and every run has a timeout after
+  which the plugin is killed and the error says so (C1);
 - after a 401, :meth:`Connection.reauthenticate` loads everything again, which re-runs the
   credential source (C2); the reflector does this at most three times in a row;
 - exec plugin failures are logged by the package with the plugin's stderr in the message. That
@@ -44,10 +51,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.aio.client import Configuration
-from kubernetes.aio.config import incluster_config, kube_config
+from kubernetes.aio.config import incluster_config
 from kubernetes.aio.config.config_exception import ConfigException
 
 from hpctop.sources.kube.errors import KubeConfigError
+from hpctop.sources.kube.exec_plugin import EXEC_TIMEOUT, ExecIO
+from hpctop.sources.kube.exec_plugin import load_kube_config as _load_kube_config
+
+#: where a pod's service account lives (the package's paths)
+SERVICE_TOKEN_FILE = incluster_config.SERVICE_TOKEN_FILENAME
+SERVICE_CA_FILE = incluster_config.SERVICE_CERT_FILENAME
+#: seconds after which the in-cluster token file is read again (client-go: one minute)
+TOKEN_PERIOD = 60.0
 
 _PLUGIN_LOGGER = "kubernetes.aio.config.kube_config"
 _EXIT = re.compile(r"exec: process returned (\d+)")
@@ -126,6 +141,12 @@ class Connection:
     _refreshing: asyncio.Lock | None = field(default=None, repr=False)
     #: how many times the credential source was re-run before an expiry (C2)
     refreshes: int = 0
+    #: in-cluster: the service account token file, re-read every ``token_period`` seconds (C3)
+    token_file: str | None = None
+    token_period: float = TOKEN_PERIOD
+    _token_read_at: float | None = field(default=None, repr=False)
+    #: how many times a re-read of the token file found a new token (C3)
+    token_rotations: int = 0
 
     def expiry(self) -> float | None:
         """When the current token expires (epoch seconds), or None when its source says nothing."""
@@ -151,11 +172,39 @@ class Connection:
         cfg = self._configuration
         if cfg is None:
             return None
+        if self.token_file is not None:
+            self._reread_token(cfg)
         due = self.refresh_in()
         if due is not None and due <= 0:
             await self._refresh()
         value: str | None = await cfg.get_api_key_with_prefix("BearerToken")
         return value
+
+    def _reread_token(self, cfg: Configuration) -> None:
+        """Read the service account token again once the one in use is ``token_period`` old (C3).
+
+        The kubelet rewrites the projected token file well before the old token expires, so a
+        minute's delay is safe; an unreadable or empty file keeps the token in use (the kubelet
+        replaces the file by a rename, so a half-written one is never seen, but a test may).
+        """
+        now = self.clock()
+        if self._token_read_at is None:
+            self._token_read_at = now  # read by the loader just now
+            return
+        if now - self._token_read_at < self.token_period or self.token_file is None:
+            return
+        self._token_read_at = now
+        try:
+            with open(self.token_file, encoding="utf-8") as handle:
+                token = handle.read().strip()
+        except OSError:
+            return
+        if not token:
+            return
+        value = f"Bearer {token}"
+        if cfg.api_key.get("BearerToken") != value:
+            cfg.api_key["BearerToken"] = value
+            self.token_rotations += 1
 
     async def renew(self, seen: int) -> None:
         """Refresh now unless it happened since the caller read :attr:`refreshes` as ``seen``.
@@ -183,6 +232,8 @@ class Connection:
                     return
             cfg, loader = self._configuration, self._loader
             issued = self.clock()
+            if hasattr(loader, "exec_io"):
+                loader.exec_io = loader.exec_io.background()  # the console may be up: never prompt (C1)
             capture = _Capture()
             logger = logging.getLogger(_PLUGIN_LOGGER)
             logger.addFilter(capture)
@@ -197,6 +248,8 @@ class Connection:
                     provider = loader._user["auth-provider"]
                     await loader._refresh_oidc(provider)
                     loader.token = "Bearer {}".format(provider["config"]["id-token"])
+            except KubeConfigError:
+                raise
             except Exception as exc:  # the loader logs and raises many kinds; never the secret
                 raise KubeConfigError(_plugin_failure(capture.messages) or _redact(exc)) from None
             finally:
@@ -249,7 +302,9 @@ def _ssl_context(cfg: Configuration) -> ssl.SSLContext | bool | None:
     return ctx
 
 
-async def _load_file(paths: list[str], context: str | None) -> tuple[Configuration, Any, dict[str, Any]]:
+async def _load_file(
+    paths: list[str], context: str | None, io: ExecIO
+) -> tuple[Configuration, Any, dict[str, Any]]:
     existing = [p for p in paths if os.path.exists(p)]
     if not existing:
         raise KubeConfigError(f"no kubeconfig at {os.pathsep.join(paths)}")
@@ -258,12 +313,9 @@ async def _load_file(paths: list[str], context: str | None) -> tuple[Configurati
     logger = logging.getLogger(_PLUGIN_LOGGER)
     logger.addFilter(capture)
     try:
-        loader = await kube_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=os.pathsep.join(existing),
-            context=context,
-            client_configuration=cfg,
-            persist_config=False,
-        )
+        loader = await _load_kube_config(os.pathsep.join(existing), context, cfg, io)
+    except KubeConfigError:
+        raise
     except Exception as exc:  # the loader raises ConfigException, yaml errors, KeyError, TypeError...
         raise KubeConfigError(f"{os.pathsep.join(existing)}: {_redact(exc)}") from None
     finally:
@@ -275,14 +327,18 @@ async def _load_file(paths: list[str], context: str | None) -> tuple[Configurati
     return cfg, loader, current
 
 
-async def _load_in_cluster() -> tuple[Configuration, Any, dict[str, Any]]:
+async def _load_in_cluster(token_file: str, ca_file: str) -> tuple[Configuration, Any, dict[str, Any]]:
     cfg = Configuration()
     try:
-        incluster_config.load_incluster_config(  # type: ignore[no-untyped-call]
-            client_configuration=cfg, try_refresh_token=True
-        )
+        # the token is re-read by Connection (C3), not by the package's wall-clock hook
+        incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
+            token_filename=token_file, cert_filename=ca_file, try_refresh_token=False
+        ).load_and_set(cfg)
     except ConfigException as exc:
         raise KubeConfigError(f"in-cluster configuration: {_redact(exc)}") from None
+    # the package keeps the file as it is ("bearer " and any trailing newline); the re-read uses this
+    _, _, token = str(cfg.api_key.get("BearerToken") or "").partition(" ")
+    cfg.api_key["BearerToken"] = f"Bearer {token.strip()}"
     return cfg, None, {}
 
 
@@ -295,13 +351,24 @@ async def load_connection(
     context: str | None = None,
     *,
     in_cluster: bool | None = None,
+    exec_io: ExecIO | None = None,
+    exec_timeout: float = EXEC_TIMEOUT,
+    token_file: str = SERVICE_TOKEN_FILE,
+    ca_file: str = SERVICE_CA_FILE,
 ) -> Connection:
     """Load the connection settings the way kubectl would.
 
     ``kubeconfig`` may hold several paths separated by ``os.pathsep``. With ``in_cluster=None``
     the service account is used only when no kubeconfig was named and none exists at the default
-    places, but the pod environment is there.
+    places, but the pod environment is there (``token_file``/``ca_file``: the service account's,
+    by default where Kubernetes mounts them).
+
+    Call it before any UI: an exec plugin may prompt on the terminal then (``exec_io``, by default
+    :meth:`ExecIO.before_console`: interactive when stdin is a terminal). Every later run of the
+    plugin, including a reload after a 401, is non-interactive; each gives up after
+    ``exec_timeout`` seconds (C1).
     """
+    first_io = exec_io if exec_io is not None else ExecIO.before_console(exec_timeout)
     paths = kubeconfig.split(os.pathsep) if kubeconfig else default_kubeconfig_paths()
     if in_cluster is None:
         in_cluster = (
@@ -311,10 +378,13 @@ async def load_connection(
             and in_cluster_available()
         )
 
-    async def reload() -> tuple[Configuration, Any, dict[str, Any]]:
-        return await (_load_in_cluster() if in_cluster else _load_file(paths, context))
+    async def load(io: ExecIO) -> tuple[Configuration, Any, dict[str, Any]]:
+        return await (_load_in_cluster(token_file, ca_file) if in_cluster else _load_file(paths, context, io))
 
-    cfg, loader, current = await reload()
+    async def reload() -> tuple[Configuration, Any, dict[str, Any]]:
+        return await load(first_io.background())
+
+    cfg, loader, current = await load(first_io)
     ctx_body = current.get("context") or {}
     namespace = ctx_body.get("namespace") if isinstance(ctx_body, dict) else None
     return Connection(
@@ -327,4 +397,5 @@ async def load_connection(
         _configuration=cfg,
         _loader=loader,
         _reload=reload,
+        token_file=token_file if in_cluster else None,
     )
