@@ -21,13 +21,15 @@ from hpctop.errors import QuantityError
 from hpctop.model import structs
 from hpctop.model.decode import (
     DecodeError,
+    NodeEvent,
     PodEvent,
     decode_event,
     decode_list,
+    node_from_wire,
     pod_from_struct,
     pod_from_wire,
 )
-from hpctop.model.objects import Pod
+from hpctop.model.objects import Node, Pod
 from tests.model_fixtures import event, pod
 
 WORDS = st.text(alphabet="abcxyz-./0123456789", min_size=0, max_size=8)
@@ -252,3 +254,114 @@ def test_wrong_typed_fields_are_refused_whole(bad: str) -> None:
     with pytest.raises(DecodeError):
         decode_event("Pod", event("ADDED", obj))
     assert reference(event("ADDED", obj)) is None
+
+
+TAINT = st.fixed_dictionaries(
+    {"key": maybe(st.sampled_from(["nvidia.com/gpu", "node.kubernetes.io/not-ready"]), 0.05)},
+    optional={"value": maybe(WORDS), "effect": maybe(st.sampled_from(["NoSchedule", "NoExecute"]))},
+)
+NODE_LABELS = st.dictionaries(
+    st.sampled_from(
+        [
+            "nvidia.com/gpu.product",
+            "nvidia.com/gpu.replicas",
+            "nvidia.com/gpu.memory",
+            "nvidia.com/gpu.count",
+            "nvidia.com/mig.strategy",
+            "alibabacloud.com/gpu-card-model",
+            "zone",
+        ]
+    ),
+    maybe(st.sampled_from(["1", "2", "8", "81559", "H100", "mixed", "x"]), 0.05),
+    max_size=4,
+)
+NODE_RESOURCES = st.dictionaries(
+    st.sampled_from(
+        ["cpu", "memory", "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "alibabacloud.com/gpu-count"]
+    ),
+    QUANTITY,
+    max_size=4,
+)
+NODE = st.fixed_dictionaries(
+    {
+        "metadata": maybe(
+            st.fixed_dictionaries(
+                {"name": maybe(st.sampled_from(["n1", "gpu-0", ""]), 0.02)},
+                optional={
+                    "uid": maybe(WORDS),
+                    "resourceVersion": maybe(st.sampled_from(["1", "42"])),
+                    "labels": maybe(NODE_LABELS),
+                    "creationTimestamp": maybe(TIMES),
+                },
+            ),
+            0.02,
+        )
+    },
+    optional={
+        "spec": maybe(
+            optional(
+                unschedulable=maybe(st.booleans()), taints=maybe(st.lists(maybe(TAINT, 0.05), max_size=2))
+            ),
+            0.02,
+        ),
+        "status": maybe(
+            optional(
+                capacity=maybe(NODE_RESOURCES),
+                allocatable=maybe(NODE_RESOURCES),
+                conditions=maybe(st.lists(maybe(CONDITION, 0.05), max_size=2)),
+            ),
+            0.02,
+        ),
+    },
+)
+
+
+def node_reference(raw: bytes) -> Node | None:
+    try:
+        return node_from_wire(NodeEvent.model_validate_json(raw).object)
+    except (ValidationError, DecodeError, QuantityError, ValueError):
+        return None
+
+
+def node_fast(raw: bytes) -> Node | None:
+    try:
+        obj = decode_event("Node", raw).obj
+    except DecodeError:
+        return None
+    assert isinstance(obj, Node)
+    return obj
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(NODE)
+def test_nodes_through_msgspec_match_the_wire_models(obj: dict[str, Any]) -> None:
+    raw = event("MODIFIED", obj)
+    assert node_fast(raw) == node_reference(raw)
+    try:
+        taken = structs.NODE_EVENT.decode(raw)
+    except structs.NotTaken:
+        return
+    try:
+        strict_node: Node | None = node_from_wire(taken.object)
+    except (DecodeError, QuantityError, ValueError):
+        strict_node = None
+    assert strict_node == node_reference(raw)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(NODE, max_size=4))
+def test_node_pages_keep_what_the_items_keep(items: list[dict[str, Any]]) -> None:
+    page = orjson.dumps({"kind": "NodeList", "metadata": {"resourceVersion": "3"}, "items": items})
+    decoded = decode_list("Node", page)
+    expected = [n for n in (node_reference(event("ADDED", item)) for item in items) if n is not None]
+    assert decoded.objects == expected
+    assert len(decoded.skipped) == len(items) - len(expected)
+
+
+def test_realistic_nodes_take_the_msgspec_path() -> None:
+    from bench.payloads import node_event
+
+    for i in range(4):
+        raw = node_event(i)
+        taken = structs.NODE_EVENT.decode(raw)
+        assert node_from_wire(taken.object) == node_reference(raw) is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
@@ -956,7 +957,8 @@ def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, str | int | fl
     )
 
 
-def node_from_wire(w: WireNode) -> Node:
+def node_from_wire(w: WireNode | structs.NodeS) -> Node:
+    """Project a node, decoded by pydantic (``WireNode``) or msgspec (``NodeS``: the same fields)."""
     meta = w.metadata
     if not meta.name:
         raise DecodeError("node without metadata.name")
@@ -1199,6 +1201,13 @@ def decode_list(kind: str, raw: bytes) -> DecodedList:
         return _decode_list_item_by_item(kind, raw)  # scheduler CRDs: lists are small
     if kind == "Pod":
         return _decode_pod_list(raw)
+    if kind == "Node":
+        try:
+            nodes = structs.NODE_LIST.decode(raw)
+        except structs.NotTaken:
+            pass  # one item (or the page) is not strictly typed: the pydantic path decides
+        else:
+            return _project_page(kind, nodes.items, node_from_wire, nodes.metadata)
     list_model = _LISTS.get(kind, WorkloadList)
     project = decoder[1]
     try:
@@ -1233,7 +1242,7 @@ def _decode_pod_list(raw: bytes) -> DecodedList:
         except structs.NotTaken:
             pass  # one item (or the page) is not strictly typed: the pydantic path decides
         else:
-            return _project_struct_page(fast)
+            return _project_page("Pod", fast.items, pod_from_struct, fast.metadata)
         try:
             page = _POD_LIST.validate_json(raw)
         except ValidationError:
@@ -1254,16 +1263,18 @@ def _decode_pod_list(raw: bytes) -> DecodedList:
             gc.enable()
 
 
-def _project_struct_page(page: structs.PodListS) -> DecodedList:
+def _project_page(
+    kind: str, items: list[Any], project: Callable[[Any], Any], meta: structs.ListMetaS
+) -> DecodedList:
+    """A msgspec-decoded page projected item by item; an item that makes no sense is skipped."""
     objects: list[Any] = []
     skipped: list[str] = []
     append = objects.append
-    for item in page.items:
+    for item in items:
         try:
-            append(pod_from_struct(item))
+            append(project(item))
         except (DecodeError, QuantityError, ValueError) as exc:
-            skipped.append(f"Pod: {exc}")
-    meta = page.metadata
+            skipped.append(f"{kind}: {exc}")
     return DecodedList(objects, meta.resourceVersion, meta.continue_ or None, skipped)
 
 
@@ -1292,6 +1303,10 @@ def supported_kinds() -> tuple[str, ...]:
     return (*_DECODERS, *BACKEND_DECODERS)
 
 
+def _event(etype: EventType, kind: str, obj: Any) -> WatchEvent:
+    return WatchEvent(etype, kind, obj, getattr(obj, "resource_version", ""))
+
+
 def decode_event(kind: str, raw: bytes) -> WatchEvent:
     """Decode one watch event of a resource ``kind`` from the bytes the server sent.
 
@@ -1306,6 +1321,13 @@ def decode_event(kind: str, raw: bytes) -> WatchEvent:
             bookmark = _BookmarkEvent.model_validate_json(raw)
             if bookmark.type == "BOOKMARK":
                 return WatchEvent(EventType.BOOKMARK, kind, None, bookmark.object.metadata.resourceVersion)
+        if kind == "Node":
+            try:
+                node_event = structs.NODE_EVENT.decode(raw)
+            except structs.NotTaken:
+                pass  # not strictly typed: the pydantic model below coerces it or refuses it
+            else:
+                return _event(EventType(node_event.type), kind, node_from_wire(node_event.object))
         if kind == "Pod":
             try:
                 fast = structs.POD_EVENT.decode(raw)

@@ -145,31 +145,63 @@ class PodListS(_S, frozen=True):
     items: list[PodS] = []  # msgspec copies a mutable default per instance
 
 
-class RawListS(_S, frozen=True):
-    """A list page whose items stay undecoded bytes (to decode, and refuse, one by one)."""
+class TaintS(_S, frozen=True):
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
 
+
+class NodeSpecS(_S, frozen=True):
+    unschedulable: bool = False
+    taints: list[TaintS] | None = None
+
+
+class NodeStatusS(_S, frozen=True):
+    capacity: dict[str, _Quantity] | None = None
+    allocatable: dict[str, _Quantity] | None = None
+    conditions: list[ConditionS] | None = None
+
+
+class NodeS(_S, frozen=True):
+    """The fields of ``decode.WireNode`` under the same names: ``node_from_wire`` reads either."""
+
+    metadata: MetaS
+    spec: NodeSpecS = NodeSpecS()
+    status: NodeStatusS = NodeStatusS()
+
+
+class NodeEventS(_S, frozen=True):
+    type: str
+    object: NodeS
+
+
+class NodeListS(_S, frozen=True):
     metadata: ListMetaS = NO_LIST_META
-    items: list[msgspec.Raw] = []  # msgspec copies a mutable default per instance
+    items: list[NodeS] = []  # msgspec copies a mutable default per instance
 
 
 POD = msgspec.json.Decoder(PodS)
 POD_EVENT = msgspec.json.Decoder(PodEventS)
 POD_LIST = msgspec.json.Decoder(PodListS)
-RAW_LIST = msgspec.json.Decoder(RawListS)
+NODE_EVENT = msgspec.json.Decoder(NodeEventS)
+NODE_LIST = msgspec.json.Decoder(NodeListS)
 
 #: what msgspec raises on bytes it does not take (the pydantic path then decides)
 NotTaken = (msgspec.ValidationError, msgspec.DecodeError)
 
 __all__ = [
+    "NODE_EVENT",
+    "NODE_LIST",
     "NO_SPEC",
     "NO_STATUS",
     "POD",
     "POD_EVENT",
     "POD_LIST",
-    "RAW_LIST",
+    "NodeEventS",
+    "NodeListS",
+    "NodeS",
     "NotTaken",
     "PodEventS",
     "PodListS",
     "PodS",
-    "RawListS",
 ]
