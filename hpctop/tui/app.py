@@ -47,7 +47,7 @@ from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tui.commands import HpctopCommands
-from hpctop.tui.gpumap import GpuMap, build_gpu_map
+from hpctop.tui.gpumap import GpuMap
 from hpctop.tui.keymap import MUTATING, bindings, validate_keymap
 from hpctop.tui.rows import Filters, JobRow, RowCache
 from hpctop.tui.sanitize import sanitize_display
@@ -238,6 +238,9 @@ class HpctopApp(App[None]):
                     self.session.step(virtual)
                 snapshot, result = self.session.snapshot, self.session.result
                 rows = self._rows.rows(snapshot.jobs, result.plans)
+            with contextlib.suppress(NoMatches):  # the panes' heavy publish work, off the UI thread
+                self._main(JobsTable, "#jobs").prepare(rows, result.now)
+                self._main(GpuPane, "#gpus").prepare(snapshot, result.partitions)
             self.call_from_thread(self.publish, snapshot, result, rows)
         finally:
             self._stepping = False
@@ -271,13 +274,7 @@ class HpctopApp(App[None]):
         self._update_jobs_info()
         if snapshot.version != self._gpu_version:
             self._gpu_version = snapshot.version
-            self._gpu_map = build_gpu_map(
-                snapshot.nodes,
-                snapshot.pods,
-                snapshot.pods_by_node,
-                snapshot.jobs,
-                ((p.name, p.nodes) for p in result.partitions),
-            )
+            self._gpu_map = self._main(GpuPane, "#gpus").map_for(snapshot, result.partitions)
             self._main(GpuPane, "#gpus").set_map(self._gpu_map, queue_order)
         self._main(GpuPane, "#gpus").set_metrics(getattr(self.session, "gpu_metrics", None))
         self._main(QueuePane, "#queues").set_queues(result.queues, result.cluster.gpu)

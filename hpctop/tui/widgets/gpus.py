@@ -10,10 +10,17 @@ Lines are formatted when data, zoom or cursor change, and ``render_line`` only s
 pass records where each node and partition name landed (``_hits``), so a click is looked up rather
 than re-derived from the layout: a click on a node selects it, a double click zooms to it, a click on
 a partition name shows that partition.
+
+The map itself comes from :class:`GpuMapCache`: a new snapshot rebuilds only the nodes whose GPU
+holders changed (a pod restart or a status change elsewhere keeps the node's :class:`NodeGpus`), and
+when no node changed the previous map object is returned, so the pane neither reformats nor repaints.
+The console's tick worker builds it (``prepare``) off the UI thread; the publish only picks it up.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -26,8 +33,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hpctop.model.metrics import MetricsView
+from hpctop.model.objects import Job, JobKey, PodKey
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import PartitionStatus
 from hpctop.tui.colors import Palette, queue_var
-from hpctop.tui.gpumap import CORDONED, DOWN, GpuMap, NodeGpus, fill_glyph
+from hpctop.tui.gpumap import CORDONED, DOWN, GpuMap, GroupTotals, NodeGpus, build_gpu_map, fill_glyph
 from hpctop.tui.keymap import bindings
 from hpctop.tui.sanitize import fit_cells, sanitize_display
 
@@ -36,6 +46,119 @@ ZOOMS = ("cluster", "partition", "node")
 
 def _gpus(milli: int) -> str:
     return f"{milli / 1000:g}"
+
+
+#: what one node's GPU cells are drawn from: the node's fields and, per GPU pod, what it holds
+NodeSig = tuple[object, ...]
+
+
+class GpuMapCache:
+    """:func:`~hpctop.tui.gpumap.build_gpu_map`, rebuilding only the nodes whose inputs changed.
+
+    A node is rebuilt (by ``build_gpu_map`` itself, on that node alone, so the result is the
+    same) when its signature differs: its own fields, its partition, and per GPU pod on it the
+    GPUs, device indices and holding job. Unchanged nodes keep their :class:`NodeGpus` object; when
+    no node changed, the previous :class:`GpuMap` object is returned as is.
+    """
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, tuple[NodeSig, NodeGpus]] = {}
+        self._map = GpuMap([], [], [])
+        self._version: int | None = None
+        self._lock = threading.Lock()
+        #: nodes rebuilt by the last :meth:`build` (tests and benchmarks read it)
+        self.rebuilt = 0
+
+    def build(self, snapshot: Snapshot, partitions: Iterable[PartitionStatus]) -> GpuMap:
+        with self._lock:  # the tick worker and the UI thread may both ask
+            if snapshot.version == self._version:
+                return self._map
+            self._map = self._build(snapshot, [(p.name, p.nodes) for p in partitions])
+            self._version = snapshot.version
+            return self._map
+
+    def _build(self, snap: Snapshot, partition_nodes: list[tuple[str, Iterable[str]]]) -> GpuMap:
+        nodes, pods, jobs, by_node = snap.nodes, snap.pods, snap.jobs, snap.pods_by_node
+        job_of: dict[PodKey, Job] = {}
+        for job in jobs.values():
+            if job.state.is_active:
+                for pk in job.pods:
+                    job_of[pk] = job
+        part_of: dict[str, str] = {}
+        order: list[str] = []
+        for part, names in partition_nodes:
+            for n in sorted(names):
+                if n not in part_of and n in nodes:
+                    part_of[n] = part
+                    order.append(n)
+        order.extend(sorted(n for n in nodes if n not in part_of and nodes[n].gpu.count > 0))
+        old = self._nodes
+        fresh: dict[str, tuple[NodeSig, NodeGpus]] = {}
+        out: list[NodeGpus] = []
+        rebuilt = 0
+        for name in order:
+            node = nodes[name]
+            if node.gpu.count <= 0:
+                continue
+            part = part_of.get(name, "other")
+            held: list[tuple[object, ...]] = []
+            holders: dict[JobKey, Job] = {}
+            for pk in sorted(by_node.get(name, ())):
+                pod = pods.get(pk)
+                if pod is None or not pod.holds_resources or pod.requests.gpu <= 0:
+                    continue
+                holder = job_of.get(pk)
+                if holder is not None:
+                    holders[holder.key] = holder
+                held.append(
+                    (
+                        pk,
+                        pod.requests.gpu,
+                        pod.gpu_indices,
+                        holder.id if holder else None,
+                        holder.queue if holder else None,
+                    )
+                )
+            sig: NodeSig = (
+                part,
+                node.gpu.count,
+                node.gpu.product,
+                node.ready,
+                node.unschedulable,
+                tuple(held),
+            )
+            hit = old.get(name)
+            if hit is not None and hit[0] == sig:
+                fresh[name] = hit
+                out.append(hit[1])
+                continue
+            one = build_gpu_map(
+                {name: node}, pods, {name: by_node.get(name, frozenset())}, holders, [(part, [name])]
+            )
+            fresh[name] = (sig, one.nodes[0])
+            out.append(one.nodes[0])
+            rebuilt += 1
+        self._nodes = fresh
+        self.rebuilt = rebuilt
+        previous = self._map.nodes
+        if (
+            rebuilt == 0
+            and len(previous) == len(out)
+            and all(a is b for a, b in zip(previous, out, strict=True))
+        ):
+            return self._map
+        parts: dict[str, GroupTotals] = {}
+        models: dict[str, GroupTotals] = {}
+        for ng in out:
+            for group, key in ((parts, ng.partition), (models, ng.model)):
+                totals = group.setdefault(key, GroupTotals(key))
+                totals.nodes += 1
+                if ng.down:
+                    totals.down += 1
+                else:
+                    totals.total += ng.total
+                totals.used += ng.used
+        return GpuMap(out, list(parts.values()), list(models.values()))
 
 
 class GpuPane(ScrollView, can_focus=True):
@@ -53,6 +176,15 @@ class GpuPane(ScrollView, can_focus=True):
         #: per formatted line: (first cell, end cell, "node" | "partition", node index or partition name)
         self._hits: list[list[tuple[int, int, str, int | str]]] = []
         self.metrics: MetricsView | None = None  # DCGM telemetry (live with --prometheus only)
+        self.maps = GpuMapCache()
+
+    def map_for(self, snapshot: Snapshot, partitions: Iterable[PartitionStatus]) -> GpuMap:
+        """The GPU map of ``snapshot`` (any thread): the one :meth:`prepare` built, or built now."""
+        return self.maps.build(snapshot, partitions)
+
+    def prepare(self, snapshot: Snapshot, partitions: Iterable[PartitionStatus]) -> None:
+        """Build the map of ``snapshot`` ahead of its publish (the tick worker calls this)."""
+        self.maps.build(snapshot, partitions)
 
     def set_metrics(self, metrics: MetricsView | None) -> None:
         """Telemetry for the node zoom; rebuilt only when a new poll arrived (a reference swap)."""
@@ -84,6 +216,8 @@ class GpuPane(ScrollView, can_focus=True):
         return ("  [" + "; ".join(sorted(parts)) + "]" + stale) if parts else ""
 
     def set_map(self, gpu_map: GpuMap, queues: list[str]) -> None:
+        if gpu_map is self.map and queues == self.queues:
+            return  # no node changed (GpuMapCache): nothing to reformat or repaint
         self.map = gpu_map
         self.queues = queues
         self.cursor = min(self.cursor, max(len(gpu_map.nodes) - 1, 0))

@@ -3,8 +3,12 @@
 Textual's ``DataTable`` builds a renderable per cell and takes seconds to fill with 100k rows and
 hundreds of milliseconds to update one cell (PERFORMANCE.md P5). Here the widget holds a plain list
 of :class:`~hpctop.tui.rows.JobRow` and ``render_line`` formats only the rows that are on screen,
-so painting costs the same at 100 or 100k jobs; sorting and filtering are list operations over the
-rows. The header is line 0 of every frame (it does not scroll), rows follow at ``scroll_y``.
+so painting costs the same at 100 or 100k jobs. Sorting and filtering go through a
+:class:`~hpctop.tui.jobindex.JobIndex`: recently used sort orders are kept and carried from one
+publish to the next by inserting only the changed rows, and filters run as C-level passes. The tick
+worker prepares the next publish's index and view off the UI thread (:meth:`JobsTable.prepare`), so
+a publish on the UI thread only swaps lists. The header is line 0 of every frame (it does not
+scroll), rows follow at ``scroll_y``.
 
 All row text was sanitised when the rows were built and is drawn as ``Segment`` data, never markup.
 """
@@ -12,7 +16,8 @@ All row text was sanitised when the rows were built and is drawn as ``Segment`` 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+import threading
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -26,9 +31,20 @@ from textual.strip import Strip
 
 from hpctop.model.objects import JobKey
 from hpctop.tui.colors import Palette, state_var
+from hpctop.tui.jobindex import JobIndex, index_of_key, index_of_row
 from hpctop.tui.keymap import bindings
-from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, apply_view, cells
+from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, cells
 from hpctop.tui.sanitize import fit_cells
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A publish's index and view, built by the tick worker for the sort and filters it saw."""
+
+    rows: list[JobRow]
+    index: JobIndex
+    spec: tuple[Filters, str, bool, float]
+    view: list[JobRow]
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -66,26 +82,55 @@ class JobsTable(ScrollView, can_focus=True):
         self._queues: list[str] = []
         self._widths = [c.width for c in COLUMNS]
         self.read_only = False
+        self.index = JobIndex()
+        self._prepared: Prepared | None = None
+        self._prepare_lock = threading.Lock()
 
     # -- data ------------------------------------------------------------------------------------
+
+    def prepare(self, rows: list[JobRow], now: float) -> None:
+        """Build the index and view for ``rows`` now (any thread), so :meth:`set_rows` only swaps.
+
+        The tick worker calls this with the rows it built; a sort or filter change on the UI
+        thread in between makes :meth:`set_rows` compute the view itself (from the new index).
+        """
+        with self._prepare_lock:  # one preparer at a time; the UI thread never waits on it
+            base = self._prepared.index if self._prepared is not None else self.index
+            index = base.advance(rows, now)
+            spec = (self.filters, self.sort_column, self.reverse, now)
+            view = index.view(*spec)
+            self._prepared = Prepared(rows, index, spec, view)
 
     def set_rows(self, rows: list[JobRow], now: float, *, resort: bool = True) -> None:
         """New rows from a snapshot; the cursor stays on the same job when it is still shown."""
         self.rows = rows
         self.now = now
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.rows is rows:
+            self.index = prepared.index
+            if not resort:
+                self.refresh()
+                return
+            if prepared.spec == (self.filters, self.sort_column, self.reverse, now):
+                self._show(prepared.view)
+                return
+        else:
+            self.index = self.index.advance(rows, now)
         if resort:
             self._reapply()
         else:
             self.refresh()
 
     def _reapply(self) -> None:
-        current = self.current_key
-        self.view = apply_view(self.rows, self.filters, self.sort_column, self.reverse, self.now)
+        self._show(self.index.view(self.filters, self.sort_column, self.reverse, self.now))
+
+    def _show(self, view: list[JobRow]) -> None:
+        current = self.current
+        self.view = view
         if current is not None:
-            for i, row in enumerate(self.view):
-                if row.key == current:
-                    self.cursor = i
-                    break
+            at = index_of_row(view, current)
+            if at is not None:
+                self.cursor = at
         self.cursor = min(self.cursor, max(len(self.view) - 1, 0))
         self.virtual_size = Size(sum(self._widths) + len(self._widths) + 2, len(self.view) + 1)
         self._keep_cursor_visible()
@@ -117,12 +162,12 @@ class JobsTable(ScrollView, can_focus=True):
     def select_key(self, key: JobKey) -> bool:
         """Move the cursor to ``key`` (clearing filters that hide it)."""
         for attempt in range(2):
-            for i, row in enumerate(self.view):
-                if row.key == key:
-                    self.cursor = i
-                    self._keep_cursor_visible()
-                    self.refresh()
-                    return True
+            at = index_of_key(self.view, key)
+            if at is not None:
+                self.cursor = at
+                self._keep_cursor_visible()
+                self.refresh()
+                return True
             if attempt == 0 and self.filters.active:
                 self.filters = Filters()
                 self._reapply()

@@ -1,0 +1,156 @@
+"""The jobs pane's index (hpctop.tui.jobindex) and the incremental GPU map give what the plain code gives.
+
+The index is the P5 fast path: cached orders, carried between publishes by inserting the changed
+rows, and C-level filters. Each test compares against :func:`hpctop.tui.rows.apply_view` (and
+:func:`hpctop.tui.gpumap.build_gpu_map`) on the same input, row for row, ties included.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from hpctop.tui.gpumap import build_gpu_map
+from hpctop.tui.jobindex import JobIndex, filter_rows, index_of_key, index_of_row
+from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, apply_view
+from hpctop.tui.sample import SampleSession, big_session
+from hpctop.tui.widgets.gpus import GpuMapCache
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[JobRow]:
+    session = big_session(3_000, seed=3)
+    return RowCache().rows(session.snapshot.jobs, session.result.plans)
+
+
+def _filters(rows: list[JobRow]) -> list[Filters]:
+    some = rows[len(rows) // 3]
+    return [
+        Filters(),
+        Filters(text="sweep"),
+        Filters(text="PD".lower()),
+        Filters(state=1),
+        Filters(state=2, user=some.user),
+        Filters(queue=some.queue.rsplit(".", 1)[0]),
+        Filters(queue=some.queue, partition=some.partition, text=some.name[:3].lower()),
+    ]
+
+
+def _same(a: list[JobRow], b: list[JobRow]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def test_view_is_apply_view_for_every_column_direction_and_filter(rows: list[JobRow]) -> None:
+    index = JobIndex(rows)
+    now = 1_000_000.0
+    for column in COLUMN_NAMES:
+        for reverse in (False, True):
+            for filters in _filters(rows):
+                want = apply_view(rows, filters, column, reverse, now)
+                got = index.view(filters, column, reverse, now)
+                assert _same(got, want), (column, reverse, filters)
+    assert any(filter_rows(rows, f) != rows for f in _filters(rows)[1:])  # the filters do filter
+
+
+def test_orders_are_cached_and_bounded(rows: list[JobRow]) -> None:
+    index = JobIndex(rows)
+    first = index.order("USER", False, 0.0)
+    assert index.order("USER", False, 0.0) is first  # a lookup, not a sort
+    for column in COLUMN_NAMES:
+        index.order(column, True, 0.0)
+    assert len(index.cached()) == 4 and ("USER", False) not in index.cached()
+    time_order = index.order("TIME", True, 5.0)
+    assert index.order("TIME", True, 6.0) is not time_order  # elapsed time moves with the clock
+
+
+def _publish(rows: list[JobRow], rng: random.Random, changes: int) -> list[JobRow]:
+    """The next publish's rows: some jobs changed (new row objects), some left, some arrived."""
+    out = list(rows)
+    for i in rng.sample(range(len(out)), changes):
+        row = out[i]
+        out[i] = replace(row, prio=rng.choice([row.prio, 0, 5, 10**6]), user=rng.choice([row.user, "zed"]))
+    for i in sorted(rng.sample(range(len(out)), changes // 4), reverse=True):
+        del out[i]
+    arrived = rows[: changes // 4]
+    fresh = [replace(r, key=(r.key[0], r.key[1] + "-new"), prio=rng.randrange(100)) for r in arrived]
+    return out + fresh
+
+
+def test_advance_inserts_changed_rows_where_a_full_sort_puts_them(rows: list[JobRow]) -> None:
+    rng = random.Random(5)
+    index = JobIndex(rows)
+    specs = [("PRIO", True), ("USER", False), ("GPUS", True), ("ID", False)]
+    for column, reverse in specs:
+        index.view(Filters(), column, reverse, 0.0)
+    current = rows
+    for _ in range(5):
+        current = _publish(current, rng, 40)
+        index = index.advance(current, 0.0)
+        assert index.how == "incremental"
+        assert sorted(index.cached()) == sorted(specs)
+        for column, reverse in specs:
+            for filters in _filters(current):
+                want = apply_view(current, filters, column, reverse, 0.0)
+                assert _same(index.view(filters, column, reverse, 0.0), want), (column, reverse)
+
+
+def test_advance_re_sorts_when_rows_moved_or_most_changed(rows: list[JobRow]) -> None:
+    index = JobIndex(rows)
+    index.order("PRIO", True, 0.0)
+    moved = rows[1:] + rows[:1]  # same rows, another input order: ties would come out differently
+    again = index.advance(moved, 0.0)
+    assert again.how == "rebuilt" and not again.cached()
+    assert _same(again.view(Filters(), "PRIO", True, 0.0), apply_view(moved, Filters(), "PRIO", True, 0.0))
+    assert index.advance([], 0.0).how == "rebuilt"
+    assert index.advance(rows, 0.0).how == "same"
+
+
+def test_index_of_key(rows: list[JobRow]) -> None:
+    assert index_of_key(rows, rows[123].key) == 123
+    assert index_of_key(rows, ("nowhere", "none")) is None
+    assert index_of_row(rows, rows[77]) == 77
+    assert index_of_row(rows, replace(rows[77], prio=-1)) == 77  # a newer row of the same job
+
+
+def _nodes_as_values(gpu_map):  # type: ignore[no-untyped-def]
+    return [
+        (
+            n.name,
+            n.partition,
+            n.model,
+            n.ready,
+            n.cordoned,
+            n.unindexed,
+            [(s.used, s.holders) for s in n.slots],
+        )
+        for n in gpu_map.nodes
+    ], [(g.name, g.used, g.total, g.nodes, g.down) for g in gpu_map.partitions + gpu_map.models]
+
+
+def _full(session: SampleSession):  # type: ignore[no-untyped-def]
+    snap = session.snapshot
+    parts = ((p.name, p.nodes) for p in session.result.partitions)
+    return build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts)
+
+
+def test_gpu_map_cache_matches_build_gpu_map_and_rebuilds_only_changed_nodes() -> None:
+    session = SampleSession(seed=4)
+    cache = GpuMapCache()
+    first = cache.build(session.snapshot, session.result.partitions)
+    assert _nodes_as_values(first) == _nodes_as_values(_full(session))
+    assert cache.rebuilt == len(first.nodes) > 0
+    assert cache.build(session.snapshot, session.result.partitions) is first  # same snapshot version
+    changed_some = False
+    for _ in range(8):
+        session.step(30.0)
+        built = cache.build(session.snapshot, session.result.partitions)
+        assert _nodes_as_values(built) == _nodes_as_values(_full(session))
+        if 0 < cache.rebuilt < len(built.nodes):
+            changed_some = True
+    assert changed_some  # some steps moved a few nodes, and only those were rebuilt
+    session.refresh()  # a new snapshot where no GPU holder changed
+    before = cache.build(session.snapshot, session.result.partitions)
+    session.refresh()
+    assert cache.build(session.snapshot, session.result.partitions) is before and cache.rebuilt == 0
