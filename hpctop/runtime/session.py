@@ -10,8 +10,18 @@ whatever the size of the steps a caller takes), the store's clock is the virtual
 wall-clock time enters a decision. So the same seed and the same ``at`` give the same cluster,
 whether it was reached in one call or in a thousand small steps of a console running at speed.
 
-Cheap where it can be: a scheduling point where nothing changed since the last one (no event, no
-placement made) is skipped, and the event bytes go straight into the store without copies.
+Cheap where it can be (PERFORMANCE.md P7), without changing what is decided:
+
+* a scheduling point runs the core only when a bind could succeed: the cluster says whether any
+  pending pod fits on any node now (:meth:`SimulatedCluster.placement_possible`, incremental). The
+  core has no preemption, so when nothing fits physically a cycle would bind nothing whatever its
+  order, quotas or reservations; skipping it changes no decision. A point where nothing changed
+  since the last cycle (no event, no placement) is skipped too, as before, unless ``MAX_IDLE``
+  has passed (ages grow, and a new order could let a job start);
+* the *view* (``snapshot`` and ``result``, what the console and the tables show) is computed when
+  it is read, not after every step: a run of steps nobody looks at in between (``--at``, a
+  benchmark, a console behind on its ticks) costs one core run for the view, not one per step;
+* the event bytes go straight into the store without copies.
 """
 
 from __future__ import annotations
@@ -96,6 +106,10 @@ class Session:
         self._sched_at = -math.inf
         self._placed_last = False
         self._view_version = -1
+        self._view_stale = True
+        self._snapshot: Snapshot | None = None
+        self._result: ScheduleResult | None = None
+        self.skipped_cycles = 0  # scheduling points where no bind could succeed, so the core was not run
         self._apply(cluster.initial_events())
         # The nodes, the trace and the first objects live as long as the session: move them out of
         # the cyclic GC's reach so later collections stop re-scanning them (PERFORMANCE.md: the GC
@@ -104,10 +118,7 @@ class Session:
         gc.freeze()
         inner = SimulatorActuator(cluster, self.store, on_change=self.refresh, lock=self.lock)
         self.actuator: Actuator = ReadOnlyActuator(inner) if read_only else inner
-        self.snapshot: Snapshot
-        self.result: ScheduleResult
         self._run_due(self.cluster.now)
-        self.refresh()
 
     # -- clock -----------------------------------------------------------------------------------
 
@@ -124,13 +135,34 @@ class Session:
     def read_only(self) -> bool:
         return self.actuator.read_only
 
+    @property
+    def snapshot(self) -> Snapshot:
+        """The store's snapshot at the current virtual time (computed on first read after a step)."""
+        with self.lock:
+            if self._view_stale or self._snapshot is None:
+                self.refresh(force=False)
+            assert self._snapshot is not None
+            return self._snapshot
+
+    @property
+    def result(self) -> ScheduleResult:
+        """The core's answer on :attr:`snapshot` (reasons, estimates, order) at the current time."""
+        with self.lock:
+            if self._view_stale or self._result is None:
+                self.refresh(force=False)
+            assert self._result is not None
+            return self._result
+
     def step(self, virtual_seconds: float) -> None:
-        """Advance the cluster by ``virtual_seconds``, scheduling and binding at each scheduling point."""
+        """Advance the cluster by ``virtual_seconds``, scheduling and binding at each scheduling point.
+
+        The view is brought up to date when it is next read (:attr:`snapshot`, :attr:`result`).
+        """
         if virtual_seconds < 0:
             raise ValueError("the virtual clock only moves forward")
         with self.lock:
             self._run_due(self.cluster.now + virtual_seconds)
-            self.refresh(force=False)
+            self._view_stale = True
 
     def advance_to(self, t: float) -> None:
         """Advance to Unix time ``t`` (no-op when it is in the past)."""
@@ -150,16 +182,20 @@ class Session:
         """
         with self.lock:
             now = self.cluster.now
+            self._view_stale = False
+            result = self._result
             if (
                 not force
+                and result is not None
                 and self._view_version == self.store.version
-                and now - self.result.now < self.interval
+                and now - result.now < self.interval
             ):
-                self.result = replace(self.result, now=now)
+                if result.now != now:
+                    self._result = replace(result, now=now)
                 return
-            self.snapshot = self.store.snapshot()
+            self._snapshot = snapshot = self.store.snapshot()
             started = time.perf_counter()
-            self.result = self._schedule(self.snapshot, self.policy, now)
+            self._result = self._schedule(snapshot, self.policy, now)
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1
             self._view_version = self.store.version
@@ -185,6 +221,11 @@ class Session:
         unchanged = self.store.version == self._sched_version and not self._placed_last
         if unchanged and at - self._sched_at < MAX_IDLE:
             return
+        if not self.cluster.placement_possible():
+            # no pending pod fits on any node: the core would bind nothing (see the module's doc)
+            self._placed_last = False
+            self.skipped_cycles += 1
+            return
         snapshot = self.store.snapshot()
         started = time.perf_counter()
         result = self._schedule(snapshot, self.policy, at)
@@ -198,7 +239,7 @@ class Session:
         self._sched_version = self.store.version
         self._sched_at = at
         if not result.placements:  # nothing changed after this schedule: it is also the view's
-            self.snapshot, self.result = snapshot, result
+            self._snapshot, self._result = snapshot, result
             self._view_version = self.store.version
 
     def _bind(self, job: JobKey, assignments: list[tuple[PodKey, str, tuple[int, ...]]], at: float) -> None:
@@ -222,6 +263,7 @@ class Session:
             "binds": float(self.binds),
             "bind_failures": float(len(self.bind_failures)),
             "schedule_runs": float(self.schedule_runs),
+            "skipped_cycles": float(self.skipped_cycles),
             "schedule_seconds": self.schedule_seconds,
             "skipped_objects": float(sum(self.store.skipped.values())),
         }

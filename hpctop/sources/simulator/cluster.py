@@ -47,6 +47,9 @@ DEFAULT_PRIORITY_CLASS = "default"
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 Event = tuple[str, bytes]
+#: what a pending pod needs from a node, as the kubelet and device plugin check it in :meth:`fits`:
+#: (cpu milli, memory bytes, GPU count, milli-GPU per device, allowed GPU models, node selector)
+Shape = tuple[int, int, int, int, tuple[str, ...], tuple[tuple[str, str], ...]]
 
 
 class SimulatorError(ActionFailed):
@@ -108,6 +111,21 @@ class _Pod:
 
 
 @dataclass(slots=True, eq=False)
+class _Wire:
+    """The parts of a job's and its pods' objects that change only with its queue or priority,
+    serialised once (PERFORMANCE.md P7: building and serialising them was most of the
+    simulator's own cost per event). Spliced into each event with ``orjson.Fragment``: the bytes
+    are those that serialising the dicts would give (``tests/test_simulator.py`` checks it)."""
+
+    pod_labels: orjson.Fragment
+    pod_annotations: dict[str, str]  # copied when a bound pod adds its GPU indices
+    pod_annotations_json: orjson.Fragment
+    owner_references: orjson.Fragment
+    pod_spec: bytes  # the pod's spec object; a bound pod's adds "nodeName" at its end
+    template: orjson.Fragment  # the Job's or Deployment's spec.template
+
+
+@dataclass(slots=True, eq=False)
 class _Job:
     spec: JobSpec
     kind: str  # Job | Deployment
@@ -128,6 +146,7 @@ class _Job:
     completion_time: float | None = None
     restarts: int = 0
     pods: dict[str, _Pod] = field(default_factory=dict)
+    wire: _Wire | None = None  # built on first use; dropped when the queue or priority changes
 
     @property
     def key(self) -> JobKey:
@@ -186,6 +205,13 @@ class SimulatedCluster:
         # counters for callers (stats panes, benchmarks)
         self.events_emitted = 0
         self.binds = 0
+        # What :meth:`placement_possible` needs, kept as pods come and go: pending pods per shape,
+        # shapes known to fit on no node (true when checked; since then only the nodes in
+        # ``_freed`` gained room), and the node each other shape last fitted on.
+        self._pending_shapes: dict[Shape, int] = {}
+        self._blocked: set[Shape] = set()
+        self._witness: dict[Shape, _Node] = {}
+        self._freed: dict[str, _Node] = {}
 
     # -- clock -----------------------------------------------------------------------------------
 
@@ -427,7 +453,7 @@ class SimulatedCluster:
                 "spec": {
                     "replicas": spec.members,
                     "selector": {"matchLabels": {"app": spec.name}},
-                    "template": self._template(job),
+                    "template": self._wire(job).template,
                 },
                 "status": status,
             }
@@ -500,32 +526,49 @@ class SimulatedCluster:
                 "backoffLimit": 0,
                 "suspend": job.suspended,
                 "completionMode": "NonIndexed",
-                "template": self._template(job),
+                "template": self._wire(job).template,
             },
             "status": status,
         }
 
+    def _wire(self, job: _Job) -> _Wire:
+        wire = job.wire
+        if wire is None:
+            spec = job.spec
+            annotations = self._pod_annotations(job)
+            owner: dict[str, Any]
+            if job.is_service:
+                owner = {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{spec.name}-{job.rs_hash}",
+                    "uid": job.rs_uid,
+                }
+            else:
+                owner = {"apiVersion": "batch/v1", "kind": "Job", "name": spec.name, "uid": job.uid}
+            owner["controller"] = True
+            owner["blockOwnerDeletion"] = True
+            wire = job.wire = _Wire(
+                pod_labels=orjson.Fragment(orjson.dumps(self._pod_labels(job))),
+                pod_annotations=annotations,
+                pod_annotations_json=orjson.Fragment(orjson.dumps(annotations)),
+                owner_references=orjson.Fragment(orjson.dumps([owner])),
+                pod_spec=orjson.dumps(self._pod_spec(job)),
+                template=orjson.Fragment(orjson.dumps(self._template(job))),
+            )
+        return wire
+
     def _pod_obj(self, pod: _Pod) -> dict[str, Any]:
         job = pod.job
         spec = job.spec
-        annotations = self._pod_annotations(job)
-        owner: dict[str, Any]
-        if job.is_service:
-            owner = {
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": f"{spec.name}-{job.rs_hash}",
-                "uid": job.rs_uid,
-            }
-        else:
-            owner = {"apiVersion": "batch/v1", "kind": "Job", "name": spec.name, "uid": job.uid}
-        owner["controller"] = True
-        owner["blockOwnerDeletion"] = True
-        body = self._pod_spec(job)
+        wire = self._wire(job)
+        annotations: Any = wire.pod_annotations_json
+        body = orjson.Fragment(wire.pod_spec)
         status: dict[str, Any] = {"phase": pod.phase, "qosClass": "Burstable"}
         if pod.node is not None:
-            body["nodeName"] = pod.node
+            body = orjson.Fragment(b'%s,"nodeName":%s}' % (wire.pod_spec[:-1], orjson.dumps(pod.node)))
             if pod.gpu_indices:
+                annotations = dict(wire.pod_annotations)
                 annotations["alibabacloud.com/gpu-index"] = "-".join(str(i) for i in pod.gpu_indices)
             started = _ts(pod.started or self._now)
             status["conditions"] = [
@@ -573,9 +616,9 @@ class SimulatedCluster:
                 "namespace": spec.namespace,
                 "uid": pod.uid,
                 "creationTimestamp": _ts(pod.created),
-                "labels": self._pod_labels(job),
+                "labels": wire.pod_labels,
                 "annotations": annotations,
-                "ownerReferences": [owner],
+                "ownerReferences": wire.owner_references,
             },
             "spec": body,
             "status": status,
@@ -673,18 +716,22 @@ class SimulatedCluster:
             pod = _Pod(name=name, uid=self._uid(), job=job, created=self._now, restarts=job.restarts)
             job.pods[name] = pod
             self.pods[(job.spec.namespace, name)] = pod
+            self._pending_changed(job.spec, 1)
             self._emit_pod(pod, "ADDED")
 
     def _release_resources(self, pod: _Pod) -> None:
         if pod.node is None:
+            if pod.live:
+                self._pending_changed(pod.job.spec, -1)
             return
         node = self.nodes[pod.node]
+        self._freed[node.spec.name] = node
         spec = pod.job.spec
         node.free_cpu += spec.cpu
         node.free_memory += spec.memory
         node.free_pods += 1
         for i in pod.gpu_indices:
-            node.gpu_used[i] -= spec.gpu_milli
+            node.gpu_used[i] -= min(spec.gpu_milli, 1000)
 
     def _delete_pod(self, pod: _Pod) -> None:
         obj = self._pod_obj(pod)
@@ -811,6 +858,75 @@ class SimulatedCluster:
             return f"node {node.spec.name}: no GPU has {milli} milli-GPU free"
         return tuple(sorted(i for _, i in candidates[: spec.gpu_count]))
 
+    # -- could anything be bound? ---------------------------------------------------------------
+
+    @staticmethod
+    def _shape(spec: JobSpec) -> Shape:
+        return (spec.cpu, spec.memory, spec.gpu_count, spec.gpu_milli, spec.gpu_models, spec.node_selector)
+
+    def _pending_changed(self, spec: JobSpec, delta: int) -> None:
+        shape = self._shape(spec)
+        count = self._pending_shapes.get(shape, 0) + delta
+        if count > 0:
+            self._pending_shapes[shape] = count
+        else:
+            self._pending_shapes.pop(shape, None)
+            self._blocked.discard(shape)
+            self._witness.pop(shape, None)
+
+    @staticmethod
+    def _shape_fits(shape: Shape, node: _Node) -> bool:
+        """:meth:`fits` for a pod of ``shape`` with the device plugin choosing GPUs, without messages."""
+        cpu, memory, gpu_count, gpu_milli, gpu_models, node_selector = shape
+        if cpu > node.free_cpu or memory > node.free_memory or node.free_pods < 1 or not node.spec.ready:
+            return False
+        if gpu_count:
+            if gpu_models and node.spec.gpu_model not in gpu_models:
+                return False
+            milli = min(gpu_milli, 1000)
+            room = 1000 - milli
+            if sum(1 for used in node.gpu_used if used <= room) < gpu_count:
+                return False
+        if node_selector:
+            labels = node.labels
+            return all(labels.get(key) == value for key, value in node_selector)
+        return True
+
+    def placement_possible(self) -> bool:
+        """Whether some pending pod would fit on some node now, i.e. whether any bind could succeed.
+
+        A scheduling cycle can only place pods that pass :meth:`fits`, so when this is False a
+        cycle would bind nothing, whatever its order, quotas or reservations: the session skips
+        it. Incremental, so it is cheap on every scheduling point: a shape found to fit on no
+        node stays blocked until a node gains room (a pod ends or is deleted), and is then checked
+        against those nodes only; a shape that fitted is checked first on the node it fitted on.
+        """
+        freed = list(self._freed.values())
+        self._freed.clear()
+        shapes = self._pending_shapes
+        if not shapes:
+            return False
+        fits = self._shape_fits
+        blocked = self._blocked
+        if freed:
+            for shape in [s for s in blocked if any(fits(s, node) for node in freed)]:
+                blocked.discard(shape)
+        nodes = self.nodes.values()
+        witness = self._witness
+        for shape in shapes:
+            if shape in blocked:
+                continue
+            node = witness.get(shape)
+            if node is not None and fits(shape, node):
+                return True
+            node = next((n for n in nodes if fits(shape, n)), None)
+            if node is not None:
+                witness[shape] = node
+                return True
+            blocked.add(shape)
+            witness.pop(shape, None)
+        return False
+
     def bind(self, pod: PodKey, node: str, gpu_indices: tuple[int, ...] = ()) -> list[Event]:
         """Bind a pending pod to a node (and GPU devices); it starts running at once.
 
@@ -835,6 +951,7 @@ class SimulatedCluster:
         sim_node.free_pods -= 1
         sim_pod.node = node
         sim_pod.gpu_indices = indices
+        self._pending_changed(spec, -1)
         sim_pod.phase = "Running"
         sim_pod.started = self._now
         self.binds += 1
@@ -1022,6 +1139,7 @@ class SimulatedCluster:
         pc = self._class_for_value(int(value), emit=True)
         job.priority_class = pc.name
         job.priority = pc.value
+        job.wire = None
         self._recreate_pending(job)
         return self._drain()
 
@@ -1029,6 +1147,7 @@ class SimulatedCluster:
         self.plan("move", key, queue)
         job = self._job(key)
         job.queue = queue
+        job.wire = None
         self._recreate_pending(job)
         return self._drain()
 
