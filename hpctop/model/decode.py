@@ -962,7 +962,7 @@ def node_from_wire(w: WireNode | structs.NodeS) -> Node:
     meta = w.metadata
     if not meta.name:
         raise DecodeError("node without metadata.name")
-    labels = dict(meta.labels or {})
+    labels = _shared_labels(meta.labels) if meta.labels else {}  # a copy, its strings shared
     allocatable_raw = dict(w.status.allocatable or {})
     capacity_raw = dict(w.status.capacity or allocatable_raw)
     gpu = _gpu_inventory(labels, allocatable_raw)
