@@ -335,6 +335,27 @@ async def test_queue_pane_keys() -> None:
         assert "root.prod" in queues.collapsed
 
 
+@covers("queue_close", "queue_open")
+async def test_queue_close_and_open_are_refused_on_a_simulated_queue() -> None:
+    """The simulator has no Kueue queues: x/o say so, and nothing reaches the actuator."""
+    app, _ = new_app()
+    recorder = RecordingActuator(app.session.actuator)
+    app.session.actuator = recorder
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        assert app.query_one("#queues", QueuePane).select("root.prod")
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        assert not isinstance(app.screen, (PickScreen, ConfirmScreen))
+        notes = [n.message for n in app._notifications]
+        assert len(notes) == 2
+        assert all("root.prod is one of the simulated cluster's queues" in n for n in notes)
+        assert all("only a Kueue queue is closed or opened" in n for n in notes)
+    assert recorder.executed == []
+
+
 def test_gpu_map_dense_view_fits_1523_nodes() -> None:
     from hpctop.model.resources import Resources
     from hpctop.tui.gpumap import build_gpu_map

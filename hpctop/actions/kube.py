@@ -75,7 +75,16 @@ from typing import Any, TypeVar
 import orjson
 
 from hpctop.actions.audit import AuditLog
-from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Preview
+from hpctop.actions.requests import (
+    STOP_POLICIES,
+    ActionKind,
+    ActionRequest,
+    ActionResult,
+    Forbidden,
+    Permission,
+    Preview,
+    queue_request,
+)
 from hpctop.errors import ActionFailed, ActionRefused, HpctopError
 from hpctop.model.objects import JobKey, Pod
 from hpctop.sources.kube.errors import ServerUnreachable, StreamBroken
@@ -129,7 +138,6 @@ QUEUE_KINDS: dict[str, tuple[str, str]] = {
     "ClusterQueue": ("clusterqueues", ""),
     "LocalQueue": ("localqueues", "namespaced"),
 }
-STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 KUEUE_GROUP = "kueue.x-k8s.io"
 #: the versions a Kueue queue is read at, in order (v1beta1 on Kueue before v1beta2 was served)
 QUEUE_VERSIONS = ("v1beta2", "v1beta1")
@@ -328,15 +336,6 @@ class Seen:
     @property
     def rv(self) -> str:
         return str(self.obj.get("metadata", {}).get("resourceVersion", ""))
-
-
-@dataclass(frozen=True, slots=True)
-class Permission:
-    """Whether an action is offered: True, False ("probably denied": the review is a hint), or None
-    (unknown: the server said its answer is incomplete)."""
-
-    allowed: bool | None
-    reason: str
 
 
 @dataclass
@@ -1303,11 +1302,14 @@ class KubeActions:
                 raise ActionFailed(f"the server rejected {request.kind.value} of {target}: {text}{partial}")
             if status == 403:
                 self._rules.pop(target.namespace, None)
-                raise ActionFailed(
+                raise Forbidden(
                     f"the API server refused {step.verb} {target.resource} in {target.namespace} "
                     f"(403): {text}. "
                     "RBAC or an admission policy denies it even though it was offered; nothing more was sent "
-                    f"and hpctop does not retry{partial}"
+                    f"and hpctop does not retry{partial}",
+                    namespace=target.namespace,
+                    kind=request.job[1],
+                    action=request.kind,
                 )
             if status == 429:
                 if step.subresource == "eviction":
@@ -1480,11 +1482,7 @@ class KubeActions:
 
     @staticmethod
     def _queue_request(kind: str, name: str, namespace: str, policy: str) -> ActionRequest:
-        """The request a queue's stopPolicy change is keyed, previewed and reported under: closing
-        (Hold, HoldAndDrain) is a hold, opening (None) a release; ``value`` is the policy."""
-        action = ActionKind.RELEASE if policy == "None" else ActionKind.HOLD
-        namespace = namespace if kind != "ClusterQueue" else ""
-        return ActionRequest(action, (namespace, kind, name), value=policy)
+        return queue_request(kind, name, namespace, policy)
 
     @staticmethod
     def _queue_refusal(kind: str, name: str, namespace: str, policy: str) -> str | None:
@@ -1695,12 +1693,19 @@ class KubeActions:
         if status == 422:
             raise ActionFailed(f"the server rejected stopPolicy {policy} on {target}: {text}")
         if status == 403:
-            self._rules.pop(target.namespace, None)
+            if target.namespace:
+                self._rules.pop(target.namespace, None)
+            else:  # a cluster-scoped grant shows in every namespace's rules review
+                self._rules.clear()
             where = f"in {target.namespace}" if target.namespace else "(cluster-scoped)"
-            raise ActionFailed(
+            raise Forbidden(
                 f"the API server refused patch {target.resource} {where} (403): {text}. "
-                f"Closing or opening a queue needs RBAC patch on {target.resource}; RBAC or an admission "
-                "policy denies it even though it was offered; nothing more was sent and hpctop does not retry"
+                f"Closing or opening a queue needs RBAC patch on {target.resource}; RBAC or an "
+                "admission policy denies it even though it was offered; nothing more was sent and "
+                "hpctop does not retry",
+                namespace=request.job[0],
+                kind=kind,
+                action=request.kind,
             )
         if status == 429:
             error = response.error()
@@ -1901,6 +1906,12 @@ def _expected_backend(action: ActionKind, target: Target, obj: Mapping[str, Any]
 
 def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | str:
     """The RBAC (verb, group, resource, subresource) an action needs, or why it is never offered."""
+    if kind in QUEUE_KINDS:
+        if action in (ActionKind.HOLD, ActionKind.RELEASE):  # close / open: spec.stopPolicy
+            return [("patch", KUEUE_GROUP, QUEUE_KINDS[kind][0], "")]
+        return (
+            f"a Kueue {kind} is closed (hold) or opened (release) through its spec.stopPolicy; nothing else"
+        )
     spec = KINDS.get(kind)
     if spec is None:
         return _unknown_kind(action, kind)
@@ -2218,6 +2229,7 @@ __all__ = [
     "HELD_ANNOTATION",
     "Assignment",
     "BindOutcome",
+    "Forbidden",
     "GangBindResult",
     "KubeActions",
     "KubeActuator",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from hpctop.errors import ActionRefused
+from hpctop.errors import ActionFailed, ActionRefused
 from hpctop.model.objects import JobKey
 
 
@@ -54,6 +54,47 @@ class Preview:
     requests: tuple[str, ...] = field(default_factory=tuple)  # what would be sent, for live clusters
 
 
+#: Kueue's queue kinds, and the ``spec.stopPolicy`` values that close (Hold, HoldAndDrain) or open
+#: (None) one (SCHEDULERS.md §9.2)
+QUEUE_KINDS = ("ClusterQueue", "LocalQueue")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+
+
+def queue_request(kind: str, name: str, namespace: str, policy: str) -> ActionRequest:
+    """The request a queue's stopPolicy change is keyed, previewed and reported under: closing
+    (Hold, HoldAndDrain) is a hold, opening (None) a release; the job key is
+    ``(namespace, kind, name)`` (namespace empty for a ClusterQueue) and ``value`` the policy."""
+    action = ActionKind.RELEASE if policy == "None" else ActionKind.HOLD
+    return ActionRequest(action, (namespace if kind != "ClusterQueue" else "", kind, name), value=policy)
+
+
+def is_queue_request(request: ActionRequest) -> bool:
+    """Whether ``request`` stands for a queue's stopPolicy change (no job owner kind is a queue kind)."""
+    return request.job[1] in QUEUE_KINDS and request.value in STOP_POLICIES
+
+
+@dataclass(frozen=True, slots=True)
+class Permission:
+    """Whether an action is offered: True, False ("probably denied": the review is a hint; or
+    refused by the server itself), or None (unknown: the server said its answer is incomplete)."""
+
+    allowed: bool | None
+    reason: str
+
+
+class Forbidden(ActionFailed):
+    """The API server answered 403 to the request itself (RBAC or an admission policy), even though
+    the reviews may have said yes; never retried. ``namespace`` and ``kind`` (the owner kind, or
+    ``ClusterQueue``/``LocalQueue``; namespace empty for a ClusterQueue) say which cached
+    permissions are now wrong, so a console asks its rules review again and greys the action out."""
+
+    def __init__(self, detail: str, *, namespace: str, kind: str, action: ActionKind) -> None:
+        super().__init__(detail)
+        self.namespace = namespace
+        self.kind = kind
+        self.action = action
+
+
 class Actuator(Protocol):
     """Carries out actions on a cluster."""
 
@@ -63,6 +104,18 @@ class Actuator(Protocol):
     def preview(self, request: ActionRequest) -> Preview: ...
 
     def execute(self, request: ActionRequest) -> ActionResult: ...
+
+
+@runtime_checkable
+class QueueActuator(Protocol):
+    """An actuator that can also close and open Kueue queues (a live cluster's)."""
+
+    @property
+    def read_only(self) -> bool: ...
+
+    def preview_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> Preview: ...
+
+    def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult: ...
 
 
 class ReadOnlyActuator:
@@ -82,6 +135,12 @@ class ReadOnlyActuator:
     def execute(self, request: ActionRequest) -> ActionResult:
         self.refused.append(request)
         raise ActionRefused("read-only mode: no action is sent to the cluster")
+
+    def preview_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> Preview:
+        return self.preview(queue_request(kind, name, namespace, policy))
+
+    def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult:
+        return self.execute(queue_request(kind, name, namespace, policy))
 
 
 class RecordingActuator:

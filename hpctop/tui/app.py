@@ -39,8 +39,18 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from hpctop.actions.requests import ActionKind, ActionRequest, Actuator, Preview
-from hpctop.errors import ConfigError, HpctopError
+from hpctop.actions.requests import (
+    ActionKind,
+    ActionRequest,
+    Actuator,
+    Forbidden,
+    Permission,
+    Preview,
+    QueueActuator,
+    is_queue_request,
+    queue_request,
+)
+from hpctop.errors import ActionRefused, ConfigError, HpctopError
 from hpctop.model.history import ActionJournal, History, JournalEntry
 from hpctop.model.objects import JobKey
 from hpctop.model.policy import Policy
@@ -64,11 +74,15 @@ from hpctop.tui.widgets.status import StatusBar, StatusInfo
 
 if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord
-    from hpctop.actions.kube import Permission
 
 SIMULATED_PREFIXES = ("demo", "scenario", "sample", "replay")
-#: owner kinds whose permissions are asked together (one rules review per namespace covers all)
-PERMISSION_KINDS = ("Job", "Deployment", "Pod", "Workload")
+#: owner kinds whose permissions are asked together (one rules review per namespace covers all);
+#: a ClusterQueue's are kept under the session's default namespace (its rules review shows the
+#: cluster-wide grants too), a LocalQueue's under its own namespace
+PERMISSION_KINDS = ("Job", "Deployment", "Pod", "Workload", "ClusterQueue", "LocalQueue")
+#: real seconds an action the server refused with a 403 stays greyed out, whatever the rules
+#: review says: the server's answer outranks the review (a webhook or policy the review cannot see)
+DENIED_TTL = 300.0
 ACTION_VALUES = frozenset(k.value for k in ActionKind)
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
@@ -81,8 +95,12 @@ class SessionLike(Protocol):
     actuator: Actuator
     source_name: str
     speed: float
-    snapshot: Snapshot
-    result: ScheduleResult
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def result(self) -> ScheduleResult: ...
 
     @property
     def now(self) -> float: ...
@@ -160,6 +178,9 @@ class HpctopApp(App[None]):
         #: (namespace, owner kind) → what the rules review says; absent: not asked yet
         self.permission_cache: dict[tuple[str, str], Mapping[ActionKind, Permission]] = {}
         self._permissions_pending: set[str] = set()
+        #: (namespace, kind, action) → (when, why): refused by the server itself (a 403), greyed out
+        #: for DENIED_TTL seconds even where the rules review says yes
+        self.denied: dict[tuple[str, str, ActionKind], tuple[float, str]] = {}
         self._binding_state: object = None
         #: an action is waiting for the server: a second one is refused rather than interleaved
         self.action_busy = False
@@ -340,6 +361,11 @@ class HpctopApp(App[None]):
             # None greys the key out in the footer: the rules review is only a hint, but acting
             # against "probably denied" is not offered (help and "What may I do?" say why).
             return None if permission is not None and permission.allowed is False else True
+        if action == "queue_stop":
+            if self.read_only:
+                return False
+            permission = self.queue_permission(str(parameters[0])) if parameters else None
+            return None if permission is not None and permission.allowed is False else True
         return not (action in ("speed", "pause") and not self.simulated)
 
     # -- permissions (live sessions) -------------------------------------------------------------
@@ -364,14 +390,76 @@ class HpctopApp(App[None]):
         if key is None:
             return None
         namespace, owner, _ = key
-        permissions = self.permission_cache.get((namespace, owner))
+        return self._permission(namespace, owner, ActionKind(kind))
+
+    def _permission(self, namespace: str, kind: str, action: ActionKind) -> Permission | None:
+        """A 403 from the server first, else the cached rules review (asked now, in a worker, if absent)."""
+        refused = self.denied.get((namespace, kind, action))
+        if refused is not None:
+            at, why = refused
+            if self.clock() - at < DENIED_TTL:
+                return Permission(False, why)
+            del self.denied[(namespace, kind, action)]
+        permissions = self.permission_cache.get((namespace, kind))
         if permissions is None:
             self.fetch_permissions(namespace)
             return None
-        return permissions.get(ActionKind(kind))
+        return permissions.get(action)
 
-    def fetch_permissions(self, namespace: str) -> None:
-        """Ask the rules review of ``namespace`` for every owner kind, off Textual's loop."""
+    def queue_permission(self, mode: str, path: str | None = None) -> Permission | None:
+        """What the rules review said about closing (``close``) or opening (``open``) a Kueue queue
+        (the selected one by default); None: unknown, not asked yet, or not a Kueue queue."""
+        if self.live is None or self.read_only:
+            return None
+        target = self.queue_target(path)
+        if isinstance(target, str):
+            return None
+        kind, _, namespace = target
+        action = ActionKind.RELEASE if mode == "open" else ActionKind.HOLD
+        return self._permission(namespace or self.live.default_namespace, kind, action)
+
+    def _selected_queue(self) -> str | None:
+        try:
+            return self._main(QueuePane, "#queues").current
+        except NoMatches:
+            return None
+
+    def queue_target(self, path: str | None = None) -> tuple[str, str, str] | str:
+        """(kind, name, namespace) of the Kueue queue at ``path`` (the selected row by default), or
+        why it cannot be closed or opened from here."""
+        path = path if path is not None else self._selected_queue()
+        if path is None:
+            return "no queue selected"
+        info = self.snapshot.queues.get(path)
+        shown = sanitize_display(path, cap=200)
+        if info is None:
+            where = "the simulated cluster's" if self.simulated else "hpctop's own"
+            return (
+                f"{shown} is one of {where} queues, not a Kueue ClusterQueue or LocalQueue: only a "
+                "Kueue queue is closed or opened from hpctop (its spec.stopPolicy)"
+            )
+        if info.backend != "kueue" or info.kind not in ("cluster", "local"):
+            return (
+                f"{shown} is a {info.backend} {info.kind} queue: only a Kueue ClusterQueue or LocalQueue "
+                "is closed or opened from hpctop (its spec.stopPolicy)"
+                + (
+                    "; a Kueue cohort has no stopPolicy, close its ClusterQueues"
+                    if info.kind == "cohort"
+                    else ""
+                )
+            )
+        if info.kind == "cluster":
+            return ("ClusterQueue", info.name, "")
+        namespace = path.rsplit(".", 1)[-1].split("/", 1)[0]
+        return ("LocalQueue", info.name, namespace)
+
+    def fetch_permissions(
+        self,
+        namespace: str,
+        then: Callable[[dict[tuple[str, str], Mapping[ActionKind, Permission]]], None] | None = None,
+    ) -> None:
+        """Ask the rules review of ``namespace`` for every owner kind, off Textual's loop; ``then``
+        gets the answer (after the cache and the footer took it)."""
         live = self.live
         if live is None or self.read_only or namespace in self._permissions_pending:
             return
@@ -390,6 +478,8 @@ class HpctopApp(App[None]):
             self._permissions_pending.discard(namespace)
             self.permission_cache.update(answer)
             self._sync_bindings(force=True)
+            if then is not None:
+                then(answer)
 
         self.off_loop(ask, got, "permissions")
 
@@ -402,7 +492,15 @@ class HpctopApp(App[None]):
             return
         key = self._current_key()
         scope = (key[0], key[1]) if key is not None else None
-        state = (scope, id(self.permission_cache.get(scope)) if scope else None)
+        queue = self.queue_target()
+        qscope = (queue[2] or self.live.default_namespace, queue[0]) if not isinstance(queue, str) else None
+        state = (
+            scope,
+            id(self.permission_cache.get(scope)) if scope else None,
+            qscope,
+            id(self.permission_cache.get(qscope)) if qscope else None,
+            len(self.denied),
+        )
         if force or state != self._binding_state:
             self._binding_state = state
             self.refresh_bindings()
@@ -568,6 +666,10 @@ class HpctopApp(App[None]):
         jobs.set_filters(Filters(**{**_filters_dict(jobs.filters), "queue": message.path}))
         self._update_jobs_info()
 
+    def on_queue_pane_selected(self, message: QueuePane.Selected) -> None:
+        with contextlib.suppress(NoMatches):
+            self._sync_bindings()
+
     def on_jobs_table_view_changed(self, message: JobsTable.ViewChanged) -> None:
         with contextlib.suppress(NoMatches):  # arrives after shutdown began
             self._update_jobs_info()
@@ -660,6 +762,75 @@ class HpctopApp(App[None]):
         else:
             self._confirm(action, targets, None)
 
+    # -- close / open a Kueue queue (spec.stopPolicy) ----------------------------------------------
+
+    def action_queue_stop(self, mode: str) -> None:
+        """``x`` (close: pick Hold or HoldAndDrain) and ``o`` (open) on the selected queue row."""
+        if self.read_only or mode not in ("close", "open"):
+            return
+        if self.action_busy:
+            self.notify("Still waiting for the server's answer to the last action", markup=False, timeout=3)
+            return
+        target = self.queue_target()
+        if isinstance(target, str):
+            self.notify(sanitize_display(target, cap=400), severity="warning", markup=False, timeout=6)
+            return
+        actuator = self.session.actuator
+        if not isinstance(actuator, QueueActuator):
+            self.notify(
+                "This cluster's actuator cannot close or open queues", severity="warning", markup=False
+            )
+            return
+        permission = self.queue_permission(mode)
+        if permission is not None and permission.allowed is False:
+            what = "close" if mode == "close" else "open"
+            self.notify(
+                sanitize_display(f"{what} queue: {permission.reason}", cap=400),
+                severity="warning",
+                markup=False,
+            )
+            return
+        if mode == "open":
+            self._confirm_queue(actuator, target, "None")
+            return
+        choices = {
+            "Hold: admit nothing new; admitted workloads keep running": "Hold",
+            "HoldAndDrain: admit nothing new and EVICT the admitted workloads": "HoldAndDrain",
+        }
+
+        def picked(choice: str | None) -> None:
+            if choice is not None:
+                self._confirm_queue(actuator, target, choices[choice])
+
+        kind, name, namespace = target
+        shown = f"{kind} {namespace + '/' if namespace else ''}{name}"
+        self.push_screen(PickScreen(f"Close {shown}", list(choices)), picked)
+
+    def _confirm_queue(self, actuator: QueueActuator, target: tuple[str, str, str], policy: str) -> None:
+        """Preview (the server's dry run), then the same confirm → execute flow as the job actions."""
+        kind, name, namespace = target
+        shown = f"{kind} {namespace + '/' if namespace else ''}{name}"
+        verb = "Open" if policy == "None" else "Close"
+        title = f"{verb} {shown} (spec.stopPolicy {policy})"
+        request = queue_request(kind, name, namespace, policy)
+        self.action_busy = True
+        if self.actions_in_thread:
+            self.notify("Asking the server what this would do (dry run)…", markup=False, timeout=2)
+
+        def work() -> Preview:
+            try:
+                return actuator.preview_queue_stop_policy(kind, name, namespace, policy)
+            except HpctopError as exc:
+                return Preview(request, False, (), refusal=exc.detail)
+            except Exception as exc:  # a preview that cannot be had is a refusal, not a crash
+                return Preview(request, False, (), refusal=f"preview failed: {type(exc).__name__}: {exc}")
+
+        def ask(preview: Preview) -> None:
+            self.action_busy = False
+            self._ask(preview_text(title, [preview], [shown], noun="queue"), [preview.request], [preview])
+
+        self.off_loop(work, ask, "preview")
+
     def _previews(self, requests: list[ActionRequest]) -> list[Preview]:
         """The actuator's preview of each request (a dry run on a live cluster); never raises."""
         previews: list[Preview] = []
@@ -712,10 +883,19 @@ class HpctopApp(App[None]):
                 continue
             try:
                 with lock:
-                    outcomes.append((req, self.session.actuator.execute(req)))
+                    outcomes.append((req, self._execute_one(req)))
             except HpctopError as exc:
                 outcomes.append((req, exc))
         return outcomes
+
+    def _execute_one(self, req: ActionRequest) -> Any:
+        actuator = self.session.actuator
+        if is_queue_request(req):
+            if not isinstance(actuator, QueueActuator):
+                raise ActionRefused("this cluster's actuator cannot close or open queues")
+            namespace, kind, name = req.job
+            return actuator.set_queue_stop_policy(kind, name, namespace, str(req.value))
+        return actuator.execute(req)
 
     def _execute(self, requests: list[ActionRequest], previews: list[Preview]) -> None:
         self.action_busy = True
@@ -733,6 +913,8 @@ class HpctopApp(App[None]):
                 changed = getattr(outcome, "changed", None)
                 if isinstance(changed, tuple):  # StaleTarget: a 409 on a precondition (M2)
                     stale.append((req, changed, fresh if isinstance(fresh, Preview) else None))
+                if isinstance(outcome, Forbidden):
+                    self._forbidden(outcome)
                 self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, False, str(outcome)))
                 self.notify(
                     sanitize_display(str(outcome), cap=400), severity="error", markup=False, timeout=8
@@ -744,7 +926,12 @@ class HpctopApp(App[None]):
             message = outcome.message + ("; " + "; ".join(outcome.changes) if outcome.changes else "")
             self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, ok, message))
         if done or failed:
-            action = outcomes[0][0].kind.value
+            first = outcomes[0][0]
+            action = (
+                ("open queue" if first.value == "None" else "close queue")
+                if is_queue_request(first)
+                else first.kind.value
+            )
             summary = f"{action}: {done} done" + (f", {failed} failed" if failed else "")
             self.notify(summary, severity="error" if failed and not done else "information", markup=False)
         with contextlib.suppress(NoMatches):
@@ -753,6 +940,36 @@ class HpctopApp(App[None]):
         again = [(req, changed, fresh) for req, changed, fresh in stale if fresh is not None]  # None: gone
         if again:
             self._ask_again(again)
+
+    def _forbidden(self, exc: Forbidden) -> None:
+        """The server refused the request itself (403), whatever the review said: grey the action
+        out, ask the rules review of that namespace again, and say what it says now. Never retried."""
+        live = self.live
+        if live is None:
+            return
+        namespace = exc.namespace or live.default_namespace  # a ClusterQueue's are kept there
+        what = f"{exc.action.value} on {exc.kind} in {exc.namespace or 'the cluster'}"
+        why = f"refused by the API server (403) when last tried; {what} is greyed out, not retried"
+        self.denied[(namespace, exc.kind, exc.action)] = (self.clock(), why)
+        for scope in [k for k in self.permission_cache if k[0] == namespace]:
+            del self.permission_cache[scope]  # the actuator dropped its rules of it too: ask again
+
+        def reviewed(answer: dict[tuple[str, str], Mapping[ActionKind, Permission]]) -> None:
+            said = answer.get((namespace, exc.kind), {}).get(exc.action)
+            review = said.reason if said is not None else "no answer"
+            self.notify(
+                sanitize_display(
+                    f"{exc.action.value} is now greyed out for {exc.kind} in {namespace}: the API server "
+                    f"refused it (403). Rules review asked again: {review}",
+                    cap=400,
+                ),
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
+
+        self._sync_bindings(force=True)
+        self.fetch_permissions(namespace, then=reviewed)
 
     def _ask_again(self, stale: list[tuple[ActionRequest, tuple[str, ...], Preview]]) -> None:
         """The confirmation again, on the state the server has now: what changed, then the fresh preview."""
@@ -770,7 +987,12 @@ class HpctopApp(App[None]):
         previews = [fresh for _, _, fresh in stale]
         names = ["/".join(p.request.job) for p in previews]
         kind = previews[0].request.kind.value.capitalize()
-        body.append_text(preview_text(f"{kind} {len(previews)} job(s), as they are now", previews, names))
+        if all(is_queue_request(p.request) for p in previews):
+            policy = str(previews[0].request.value)
+            kind = f"{'Open' if policy == 'None' else 'Close'} (spec.stopPolicy {policy})"
+            body.append_text(preview_text(f"{kind}, as it is now", previews, names, noun="queue"))
+        else:
+            body.append_text(preview_text(f"{kind} {len(previews)} job(s), as they are now", previews, names))
         self._ask(body, [p.request for p in previews], previews)
 
 

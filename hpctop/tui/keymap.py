@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 #: Actions that change the cluster: hidden and inert in read-only mode.
-MUTATING = frozenset({"cancel", "requeue", "hold", "release", "priority", "move", "mark"})
+MUTATING = frozenset(
+    {"cancel", "requeue", "hold", "release", "priority", "move", "mark", "queue_close", "queue_open"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,22 @@ KEYMAP: tuple[KeySpec, ...] = (
     KeySpec("queue_toggle", "enter", "toggle_queue", "Expand", "Expand or collapse the queue", "queues"),
     KeySpec("queue_expand", "right,l", "expand(True)", "Expand", "Expand the queue", "queues", False),
     KeySpec("queue_collapse", "left", "expand(False)", "Collapse", "Collapse the queue", "queues", False),
+    KeySpec(
+        "queue_close",
+        "x",
+        "app.queue_stop('close')",
+        "Close queue",
+        "Close the selected Kueue queue: Hold (admit nothing new) or HoldAndDrain (also evict)",
+        "queues",
+    ),
+    KeySpec(
+        "queue_open",
+        "o",
+        "app.queue_stop('open')",
+        "Open queue",
+        "Open the selected Kueue queue again (stopPolicy None)",
+        "queues",
+    ),
     # -- screens ---------------------------------------------------------------------------------
     KeySpec("close", "escape", "close", "Close", "Close this screen", "detail"),
     KeySpec("confirm", "y", "confirm", "Confirm", "Confirm the action", "modal"),

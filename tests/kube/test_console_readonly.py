@@ -20,6 +20,7 @@ import pytest
 from hpctop.actions.requests import ActionKind, ActionRequest
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.reflector import ReflectorSettings
+from hpctop.sources.kube.resources import DEFAULT_RESOURCES
 from hpctop.sources.kube.transport import ReadOnlyViolation
 from hpctop.sources.scenario import parse_scenario
 from hpctop.tui.app import make_app
@@ -31,6 +32,7 @@ from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
 from tests.kube.fakeserver import FakeApiServer
 from tests.kube.simserver import serve
+from tests.kube.test_console_queues import CQ, KUEUE, put_queues
 from tests.test_simulator import BASE
 from tests.test_simulator import JOBS as SCENARIO_JOBS
 
@@ -62,12 +64,22 @@ async def test_read_only_console_sends_no_write(
     fake: FakeApiServer, kubeconfig: Path, tmp_path: Path
 ) -> None:
     serve(fake, SMALL, at=10)
+    put_queues(fake)  # a Kueue ClusterQueue row, so the queue keys have something to act on
     audit = tmp_path / "audit.jsonl"
     session = await asyncio.to_thread(
-        LiveConsoleSession.connect, str(kubeconfig), None, settings=FAST, read_only=True, audit_path=audit
+        LiveConsoleSession.connect,
+        str(kubeconfig),
+        None,
+        settings=FAST,
+        read_only=True,
+        audit_path=audit,
+        resources=(*DEFAULT_RESOURCES, *KUEUE),
     )
     try:
-        await until(lambda: session.synced and bool(session.snapshot.jobs), what="the served jobs")
+        await until(
+            lambda: session.synced and bool(session.snapshot.jobs) and f"root.{CQ}" in session.result.queues,
+            what="the served jobs and the ClusterQueue",
+        )
         app = make_app(session, tick_interval=0, show_charts=False)
         async with app.run_test(size=(160, 50)) as pilot:
             app.step_now(0)
@@ -99,8 +111,19 @@ async def test_read_only_console_sends_no_write(
                 "3": ("jobs", keys_of("jobs", "app", "detail", "modal")),
             }
             pressed = {k for _, keys in panes.values() for k in keys}
-            assert {"c", "r", "h", "u", "p", "m", "y", "space", "ctrl+p"} <= pressed
+            assert {"c", "r", "h", "u", "p", "m", "x", "o", "y", "space", "ctrl+p"} <= pressed
             assert all(k.strip() in pressed for s in KEYMAP if s.name != "quit" for k in s.keys.split(","))
+            # the queue keys with the Kueue ClusterQueue selected: hidden, inert, even called directly
+            await pilot.press("2")
+            assert app.query_one(QueuePane).select(f"root.{CQ}")
+            assert app.check_action("queue_stop", ("close",)) is False
+            for key in ("x", "o", "enter", "down", "enter", "y"):
+                await pilot.press(key)
+                await close_screens()
+            assert app.query_one(QueuePane).select(f"root.{CQ}")
+            app.action_queue_stop("close")
+            app.action_queue_stop("open")
+            await close_screens()
             for pane, (name, keys) in panes.items():
                 await pilot.press(pane)
                 for key in keys:

@@ -23,7 +23,7 @@ from hpctop.tui.keymap import bindings
 from hpctop.tui.sanitize import has_flagged, sanitize_display
 
 
-def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str]) -> Text:
+def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str], noun: str = "job") -> Text:
     t = Text()
     t.append(title + "\n\n", style="bold")
     flagged = [n for n in names if has_flagged(n)]
@@ -48,7 +48,7 @@ def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str]) 
             t.append(sanitize_display(n, cap=200))
             t.append("\n")
     allowed = sum(1 for p in previews if p.allowed)
-    t.append(f"\n{allowed} of {len(previews)} job(s) will be changed. Confirm? (y/n)")
+    t.append(f"\n{allowed} of {len(previews)} {noun}(s) will be changed. Confirm? (y/n)")
     return t
 
 

@@ -50,6 +50,13 @@ class QueuePane(ScrollView, can_focus=True):
             super().__init__()
             self.path = path
 
+    class Selected(Message):
+        """The cursor moved to another queue (the app re-checks what the queue keys may do)."""
+
+        def __init__(self, path: str | None) -> None:
+            super().__init__()
+            self.path = path
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.queues: dict[str, QueueStatus] = {}
@@ -81,6 +88,10 @@ class QueuePane(ScrollView, can_focus=True):
         vis = self.visible_paths()
         return vis[self.cursor] if 0 <= self.cursor < len(vis) else None
 
+    def _moved(self, before: str | None) -> None:
+        if self.current != before:
+            self.post_message(self.Selected(self.current))
+
     def _resize(self) -> None:
         vis = self.visible_paths()
         self.cursor = min(self.cursor, max(len(vis) - 1, 0))
@@ -93,7 +104,9 @@ class QueuePane(ScrollView, can_focus=True):
                 self.collapsed.discard(h)
         vis = self.visible_paths()
         if path in vis:
+            before = self.current
             self.cursor = vis.index(path)
+            self._moved(before)
             self._resize()
             self.scroll_to(y=max(self.cursor - 2, 0), animate=False, immediate=True)
             return True
@@ -102,7 +115,9 @@ class QueuePane(ScrollView, can_focus=True):
     def action_move(self, delta: int) -> None:
         vis = self.visible_paths()
         if vis:
+            before = self.current
             self.cursor = max(0, min(self.cursor + delta, len(vis) - 1))
+            self._moved(before)
             top = int(self.scroll_y)
             if self.cursor < top or self.cursor >= top + self.size.height:
                 self.scroll_to(y=max(self.cursor - self.size.height + 1, 0), animate=False, immediate=True)
@@ -135,7 +150,9 @@ class QueuePane(ScrollView, can_focus=True):
         if not 0 <= index < len(vis):
             return
         path = vis[index]
+        before = self.current
         self.cursor = index
+        self._moved(before)
         q = self.queues[path]
         if q.children and 2 * q.depth <= offset.x < 2 * q.depth + 2:
             self.action_toggle_queue()
