@@ -100,14 +100,15 @@ class Profile:
         """A small number standing for (req, m) in this cycle (cheaper to hash than the request)."""
         return self._shapes.setdefault((req, m), len(self._shapes))
 
-    def released_hosts(self, node: str, count: int, shape: int, req: Request, m: int) -> int:
-        """``released(node, count).hosts(req, m)``, remembered with the state; ``shape`` names (req, m)."""
+    def released_hosts(self, node: str, count: int, shape: int, req: Request, m: int) -> tuple[NodeFree, int]:
+        """``released(node, count)`` and its ``hosts(req, m)``, remembered with the state; ``shape``
+        names (req, m)."""
         state = self.released(node, count)
         memo = self._released[node][2][count - 1]
         h = memo.get(shape)
         if h is None:
             h = memo[shape] = state.hosts(req, m)
-        return h
+        return state, h
 
     def release_time(self, end: float) -> float:
         return end if end > self.now else self.now + 1.0
@@ -274,16 +275,16 @@ def earliest_start(
                 heapq.heappush(heap, (stream[pos + 1][0], k, pos + 1))
             name = nodes[k]
             profile.budget -= 1
-            if stream[pos][1] is None:
-                current[name] = profile.avail(name, t, INF)
-                touched[name] = 0
-            else:
-                # an unreserved node gives back its releases in order: after this one, the first pos + 1
-                current[name] = profile.released(name, pos + 1)
-                touched[name] = pos + 1
+            # an unreserved node gives back its releases in order: after this one, the first pos + 1
+            touched[name] = 0 if stream[pos][1] is None else pos + 1
         steps += 1
         for name, count in touched.items():
-            h = profile.released_hosts(name, count, shape, req, m) if count else current[name].hosts(req, m)
+            if count:
+                nf, h = profile.released_hosts(name, count, shape, req, m)
+                current[name] = nf
+            else:
+                nf = current[name] = profile.avail(name, t, INF)
+                h = nf.hosts(req, m)
             total += h - hosts.get(name, 0)
             hosts[name] = h
         if total < m:

@@ -21,7 +21,7 @@ import gc
 import heapq
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey, Reason, Toleration
 from hpctop.model.policy import PartitionState, Policy
@@ -63,16 +63,41 @@ class Outcome:
     deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
 
 
-@dataclass(slots=True)
+_Failure = tuple[int, int, int, int, tuple[tuple[str, int], ...]]  # cpu, memory, GPU milli, members, ext
+
+
 class _Failures:
-    entries: dict[tuple[object, ...], list[tuple[Request, int]]] = field(default_factory=dict)
+    """Gangs known not to fit a node set: any request at least as large with at least as many members.
+
+    Entries are kept as plain ints (cpu, memory, GPU milli, members) plus the extended resources,
+    so the check (tens of thousands per cycle at 10k nodes) is integer compares, not
+    ``Request.dominates`` calls.
+    """
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: dict[
+            tuple[object, ...], list[tuple[int, int, int, int, tuple[tuple[str, int], ...]]]
+        ] = {}
 
     def known(self, key: tuple[object, ...], req: Request, m: int) -> bool:
-        return any(m >= fm and req.dominates(freq) for freq, fm in self.entries.get(key, ()))
+        items = self.entries.get(key)
+        if not items:
+            return False
+        cpu, memory, gpu = req.cpu, req.memory, req.gpu_milli
+        for fcpu, fmem, fgpu, fm, fext in items:
+            if m >= fm and cpu >= fcpu and memory >= fmem and gpu >= fgpu:
+                if not fext:
+                    return True
+                mine = dict(req.ext)
+                if all(mine.get(k, 0) >= v for k, v in fext):
+                    return True
+        return False
 
     def add(self, key: tuple[object, ...], req: Request, m: int) -> None:
         items = self.entries.setdefault(key, [])
-        items.append((req, m))
+        items.append((req.cpu, req.memory, req.gpu_milli, m, req.ext))
         if len(items) > MAX_FAILURES_KEPT:
             del items[0]
 
