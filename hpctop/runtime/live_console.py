@@ -43,8 +43,10 @@ layers, RELIABILITY.md §2.4). Every mutation is written to the local audit log
 
 Beside the reflectors, on the same loop, run the optional extras (``docs/live.md``): GPU metrics
 from Prometheus (``prometheus_url``; :attr:`LiveConsoleSession.gpu_metrics`), YuniKorn's queue
-tree (polled only once YuniKorn is seen, or at ``yunikorn_url``) and a job's Events while its
-detail is open (:meth:`LiveConsoleSession.job_events`). Each is a task of its own that never
+tree (polled only once YuniKorn is seen, or at ``yunikorn_url``), Kueue's own pending positions
+(its visibility API, polled only while a ClusterQueue has pending workloads and the API is served;
+:meth:`LiveConsoleSession.kueue_position`) and a job's Events while its detail is open
+(:meth:`LiveConsoleSession.job_events`). Each is a task of its own that never
 raises out: a failure is a note appended to :attr:`LiveConsoleSession.connection`, never a stop,
 and the console only ever reads references they swap (no call from the UI thread waits on them).
 """
@@ -69,13 +71,15 @@ from hpctop.actions.requests import ActionKind, Actuator, ReadOnlyActuator
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.events import WatchEvent
 from hpctop.model.metrics import MetricsView
-from hpctop.model.objects import JobKey
+from hpctop.model.objects import ClusterQueue, JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.kube.connection import Connection, load_connection
 from hpctop.sources.kube.events import EventRow, list_job_events
 from hpctop.sources.kube.exec_plugin import EXEC_TIMEOUT, ExecIO
+from hpctop.sources.kube.kueue_visibility import POLL_INTERVAL as KUEUE_INTERVAL
+from hpctop.sources.kube.kueue_visibility import KueueVisibilityPoller, PendingPosition, PendingPositions
 from hpctop.sources.kube.metrics import POLL_INTERVAL as METRICS_INTERVAL
 from hpctop.sources.kube.metrics import PrometheusPoller
 from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
@@ -225,6 +229,7 @@ class LiveConsoleSession:
         yunikorn_interval: float = YUNIKORN_INTERVAL,
         yunikorn_namespace: str = YUNIKORN_NAMESPACE,
         events_ttl: float = EVENTS_TTL,
+        kueue_interval: float = KUEUE_INTERVAL,
     ) -> None:
         self.connection_settings = connection
         self.namespace = namespace
@@ -293,6 +298,15 @@ class LiveConsoleSession:
             interval=yunikorn_interval,
             namespace=yunikorn_namespace,
         )
+        #: Kueue's own pending positions (visibility API), as last polled; empty without Kueue
+        self.kueue_positions = PendingPositions()
+        self.kueue_poller = KueueVisibilityPoller(
+            self._extras_client(),
+            self._pending_cluster_queues,
+            self._publish_positions,
+            interval=kueue_interval,
+            clock=clock,
+        )
         self.events_ttl = events_ttl
         self._events: dict[JobKey, tuple[float, list[EventRow]]] = {}
         self._events_error: dict[JobKey, str] = {}
@@ -318,6 +332,7 @@ class LiveConsoleSession:
         yunikorn_url: str | None = None,
         exec_io: ExecIO | None = None,
         exec_timeout: float = EXEC_TIMEOUT,
+        kueue_interval: float = KUEUE_INTERVAL,
     ) -> LiveConsoleSession:
         """Load the connection (blocking, before any UI), then start the reflectors in the background.
 
@@ -349,6 +364,7 @@ class LiveConsoleSession:
             audit_path=audit_path,
             prometheus_url=prometheus_url,
             yunikorn_url=yunikorn_url,
+            kueue_interval=kueue_interval,
         )
         session._thread = thread
         session.start()
@@ -369,7 +385,10 @@ class LiveConsoleSession:
     async def _reflect(self) -> None:
         from hpctop.runtime.live import run_live
 
-        extras = [asyncio.create_task(self._guarded(self.yunikorn_poller.run()), name="hpctop-yunikorn")]
+        extras = [
+            asyncio.create_task(self._guarded(self.yunikorn_poller.run()), name="hpctop-yunikorn"),
+            asyncio.create_task(self._guarded(self.kueue_poller.run()), name="hpctop-kueue-positions"),
+        ]
         if self.metrics_poller is not None:
             extras.append(
                 asyncio.create_task(self._guarded(self.metrics_poller.run()), name="hpctop-metrics")
@@ -441,6 +460,19 @@ class LiveConsoleSession:
         with self.lock:
             nodes = dict.fromkeys(self.store.nodes)
         return nodes, _PodNodes(pod_nodes)
+
+    def _pending_cluster_queues(self) -> list[str]:
+        """The ClusterQueues with pending workloads: the only ones worth asking Kueue about."""
+        with self.lock:
+            objects = list(self.store.objects.values())
+        return [o.name for o in objects if isinstance(o, ClusterQueue) and o.pending_workloads > 0]
+
+    def _publish_positions(self, positions: PendingPositions) -> None:
+        self.kueue_positions = positions  # one reference swap: the console reads whichever is current
+
+    def kueue_position(self, job: JobKey) -> PendingPosition | None:
+        """Where Kueue says a pending job stands (its Workload), or None when it does not say."""
+        return self.kueue_positions.by_job.get(job)
 
     def _pods_say_yunikorn(self) -> bool:
         with self.lock:
@@ -581,6 +613,7 @@ class LiveConsoleSession:
         if self.gpu_metrics is not None:
             parts.append(self.gpu_metrics.note(now))
         parts.append(self.yunikorn_poller.note)
+        parts.append(self.kueue_positions.note)
         parts.append(self.discovery_note)
         return ", ".join(p for p in parts if p)
 

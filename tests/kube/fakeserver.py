@@ -69,6 +69,13 @@ Added for the watch contract's remaining cases:
   auth proxy's behaviour; ``expired_cuts`` counts those), so a client that reopens its watches
   before the expiry never sees either.
 
+Kueue's visibility API (SCHEDULERS.md §5.5), when ``kueue_visibility`` names a version: the
+``visibility.kueue.x-k8s.io`` group document, and ``pendingworkloads`` of a ClusterQueue or a
+LocalQueue computed from the stored Workloads as Kueue orders them (pending = no
+``QuotaReserved=True``, no ``status.admission`` and ``spec.active`` not false; by priority, then
+creation time), with ``limit``/``offset`` and RBAC (``get clusterqueues/pendingworkloads``);
+``visibility_requests`` counts what it answered.
+
 Not done (yet): field selectors, an ``Audit-Id`` on watch
 streams (kmock prepares them out of reach), pod graceful termination, and a selector change turning
 a MODIFIED into a DELETED for a watcher.
@@ -163,6 +170,7 @@ VOLCANO_PHASES = {
 }
 
 REVIEW_GROUPS = ("authorization.k8s.io", "authentication.k8s.io")
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 JOB_ORPHAN_WARNING = (
     '299 - "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background '
     'to remove them or set propagationPolicy=Orphan to suppress this warning"'
@@ -386,6 +394,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
     expired_rejections: list[tuple[float, str]] = attrs.field(factory=list, init=False)
     #: open watches cut because their token expired
     expired_cuts: int = attrs.field(default=0, init=False)
+    #: the version of Kueue's visibility API served (``v1beta2``, ...); None: not served (404)
+    kueue_visibility: str | None = None
+    #: paths of the visibility API requests answered
+    visibility_requests: list[str] = attrs.field(factory=list, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -599,6 +611,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
                 status=401,
                 content_type="application/json",
             )
+        if request.url.path.startswith(f"/apis/{VISIBILITY_GROUP}"):
+            return self._visibility(request)
         if request.resource is not None and request.resource.plural:
             if _is_review(request):
                 return self._review(request)
@@ -613,6 +627,106 @@ class FakeApiServer(kmock.KubernetesEmulator):
             )
         # Skip the emulator's own object tracking: this class keeps the state.
         return await kmock.KubernetesScaffold._handle(self, request)
+
+    # -- Kueue's visibility API -----------------------------------------------------------------
+
+    def _visibility(self, request: rendering.Request) -> aiohttp.web.Response:
+        def answer(code: int, body: Obj) -> aiohttp.web.Response:
+            return aiohttp.web.Response(body=orjson.dumps(body), status=code, content_type="application/json")
+
+        path = request.url.path.rstrip("/")
+        parts = path.split("/")[2:]  # [group, version, ...]
+        version = self.kueue_visibility
+        if version is None or (len(parts) > 1 and parts[1] != version):
+            return answer(404, status(404, "NotFound", "the server could not find the requested resource"))
+        self.visibility_requests.append(path)
+        if len(parts) == 1:
+            gv = {"groupVersion": f"{VISIBILITY_GROUP}/{version}", "version": version}
+            return answer(
+                200,
+                {"kind": "APIGroup", "apiVersion": "v1", "name": VISIBILITY_GROUP, "versions": [gv],
+                 "preferredVersion": gv},
+            )  # fmt: skip
+        rest = parts[2:]
+        namespaced = rest[:1] == ["namespaces"] and len(rest) > 2
+        queue_kind = rest[2] if namespaced else (rest[0] if rest else "")
+        namespace = rest[1] if namespaced else None
+        if not self.rbac.enforced("get", VISIBILITY_GROUP, queue_kind, "pendingworkloads", namespace):
+            return answer(
+                403,
+                status(403, "Forbidden", f'{queue_kind}.{VISIBILITY_GROUP} "pendingworkloads" is forbidden'),
+            )
+        if len(rest) == 3 and rest[0] == "clusterqueues" and rest[2] == "pendingworkloads":
+            rows = [r for r in self._pending_workloads() if r[0] == rest[1]]
+        elif (
+            len(rest) == 5
+            and rest[0] == "namespaces"
+            and rest[2] == "localqueues"
+            and rest[4] == "pendingworkloads"
+        ):
+            rows = [r for r in self._pending_workloads() if (r[1], r[2]) == (rest[1], rest[3])]
+        else:
+            return answer(404, status(404, "NotFound", "the server could not find the requested resource"))
+        offset = int(request.params.get("offset") or 0)
+        limit = int(request.params.get("limit") or 1000)
+        items = [item for _, _, _, item in rows[offset : offset + limit]]
+        return answer(
+            200,
+            {"kind": "PendingWorkloadsSummary", "apiVersion": f"{VISIBILITY_GROUP}/{version}",
+             "metadata": {}, "items": items},
+        )  # fmt: skip
+
+    def _pending_workloads(self) -> list[tuple[str, str, str, Obj]]:
+        """(cluster queue, namespace, local queue, item) of every pending Workload, in Kueue's order."""
+        local = {
+            (o["metadata"].get("namespace"), o["metadata"]["name"]): str(
+                _dig(o, ("spec", "clusterQueue")) or ""
+            )
+            for o in self.state.get(LOCAL_QUEUES, {}).values()
+        }
+
+        def pending(w: Obj) -> bool:
+            conditions = _dig(w, ("status", "conditions")) or []
+            reserved = any(c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in conditions)
+            return (
+                not reserved
+                and not _dig(w, ("status", "admission"))
+                and _dig(w, ("spec", "active")) is not False
+            )
+
+        waiting = sorted(
+            (w for w in self.state.get(WORKLOADS, {}).values() if pending(w)),
+            key=lambda w: (
+                -int(_dig(w, ("spec", "priority")) or 0),
+                str(w["metadata"].get("creationTimestamp") or ""),
+                w["metadata"]["name"],
+            ),
+        )
+        rows: list[tuple[str, str, str, Obj]] = []
+        in_cq: dict[str, int] = {}
+        in_lq: dict[tuple[str, str], int] = {}
+        for w in waiting:
+            meta = w["metadata"]
+            namespace, queue = str(meta.get("namespace") or ""), str(_dig(w, ("spec", "queueName")) or "")
+            cq = local.get((namespace, queue))
+            if not cq:
+                continue  # a Workload of no known LocalQueue is inadmissible, and listed nowhere
+            item = {
+                "metadata": {
+                    "name": meta["name"],
+                    "namespace": namespace,
+                    "creationTimestamp": meta.get("creationTimestamp"),
+                    "ownerReferences": copy.deepcopy(meta.get("ownerReferences") or []),
+                },
+                "priority": int(_dig(w, ("spec", "priority")) or 0),
+                "localQueueName": queue,
+                "positionInClusterQueue": in_cq.get(cq, 0),
+                "positionInLocalQueue": in_lq.get((namespace, queue), 0),
+            }
+            in_cq[cq] = in_cq.get(cq, 0) + 1
+            in_lq[(namespace, queue)] = in_lq.get((namespace, queue), 0) + 1
+            rows.append((cq, namespace, queue, item))
+        return rows
 
     # -- RBAC and the SelfSubject reviews -------------------------------------------------------
 
