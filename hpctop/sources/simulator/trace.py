@@ -220,12 +220,21 @@ def _unit(seed: int, salt: str, name: str) -> float:
     return int.from_bytes(digest, "big") / 2**64
 
 
-def team_of(seed: int, name: str) -> Team:
-    x = _unit(seed, "team", name)
+def _team_thresholds() -> tuple[float, ...]:
     total = sum(t.weight for t in TEAMS)
-    acc = 0.0
+    acc, out = 0.0, []
     for team in TEAMS:
         acc += team.weight / total
+        out.append(acc)
+    return tuple(out)
+
+
+_TEAM_THRESHOLDS = _team_thresholds()  # cumulative weights, summed in TEAMS order
+
+
+def team_of(seed: int, name: str) -> Team:
+    x = _unit(seed, "team", name)
+    for team, acc in zip(TEAMS, _TEAM_THRESHOLDS, strict=True):
         if x < acc:
             return team
     return TEAMS[-1]
@@ -300,7 +309,7 @@ def _job(
     first = tasks[0]
     team = team_of(seed, name)
     user = team.users[int(_unit(seed, "user", name) * len(team.users))]
-    duration = max(run_time(t.lifetime) for t in tasks)
+    duration = run_time(max(t.lifetime for t in tasks) if len(tasks) > 1 else first.lifetime)
     gpu_count = first.num_gpu
     gpu_milli = first.gpu_milli if gpu_count == 1 else 1000
     held = kind == "batch" and _unit(seed, "held", name) < HELD_FRACTION
