@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
 
 from hpctop import __version__
-from hpctop.config import Settings, load_settings, save_theme
+from hpctop.config import Settings, load_settings, read_only_for, save_theme
 from hpctop.errors import HpctopError, UsageError
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
@@ -49,6 +49,7 @@ from hpctop.tables.select import (
 )
 
 if TYPE_CHECKING:
+    from hpctop.runtime.live_console import LiveConsoleSession
     from hpctop.tui.app import HpctopApp
 
 
@@ -561,21 +562,13 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     if _is_live(args) and getattr(args, "replay", None) is None:
         if getattr(args, "scenario", None) is not None or getattr(args, "demo", False):
             raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
-        from hpctop.runtime.live_console import LiveConsoleSession
-
-        # Connect before Textual starts: an exec credential plugin may prompt on this terminal.
-        live = LiveConsoleSession.connect(
-            *_live_target(args, settings),
-            read_only=settings.read_only,
-            prometheus_url=getattr(args, "prometheus", None),
-            yunikorn_url=getattr(args, "yunikorn_url", None),
-        )
+        live = _connect_console(args, settings)
     try:
         session = live if live is not None else open_session(args, settings)
         app = _load_make_app()(
             session,
             theme=settings.theme,
-            read_only=settings.read_only,
+            read_only=live.read_only if live is not None else settings.read_only,
             keymap=settings.keymap or None,
             user=settings.user or None,
             tick_interval=settings.refresh_interval,
@@ -586,6 +579,45 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
             live.close()  # cancels the reflectors and closes their streams (within a second)
     _remember_theme(app.theme, settings, getattr(args, "config", None))
     return 0
+
+
+def _read_only_flag(args: argparse.Namespace) -> bool | None:
+    """True when ``--read-only`` was given, else None (no flag turns writes on)."""
+    return True if getattr(args, "read_only", None) is True else None
+
+
+def _connect_console(args: argparse.Namespace, settings: Settings) -> LiveConsoleSession:
+    """The live console's session, read-only as R3 says: the flag, else the context's own
+    ``read_only``, else the global one (:func:`hpctop.config.read_only_for`).
+
+    Connects before Textual starts: an exec credential plugin may prompt on this terminal. When
+    no context is named and some context has its own setting, which context is current is only
+    known once the kubeconfig is loaded, so the first connection is read-only (fail closed); it is
+    replaced by a writable one, pinned to that context, only if the resolution allows writes.
+    """
+    from hpctop.runtime.live_console import LiveConsoleSession
+
+    kubeconfig, context, namespace = _live_target(args, settings)
+    flag = _read_only_flag(args)
+
+    def connect(name: str | None, read_only: bool) -> LiveConsoleSession:
+        return LiveConsoleSession.connect(
+            kubeconfig,
+            name,
+            namespace,
+            read_only=read_only,
+            prometheus_url=getattr(args, "prometheus", None),
+            yunikorn_url=getattr(args, "yunikorn_url", None),
+        )
+
+    if context is not None or flag is not None or not settings.contexts:
+        return connect(context, read_only_for(settings, context, flag))
+    live = connect(None, True)
+    current = live.connection_settings.context or None
+    if read_only_for(settings, current, None):
+        return live
+    live.close()
+    return connect(current, False)
 
 
 def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -634,17 +666,22 @@ def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
 def _cmd_schedule(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """``hpctop schedule``: refused in read-only mode, else the headless scheduler until Ctrl-C."""
-    if settings.read_only:
+    kubeconfig, context, namespace = _live_target(args, settings)
+    if context is None and any(c.read_only for c in settings.contexts.values()):
+        raise UsageError(
+            "some contexts are read-only in the config ([contexts.NAME] read_only = true), and the "
+            "current context is only known once connected: name the context with --context"
+        )
+    if read_only_for(settings, context, _read_only_flag(args)):
         raise UsageError(
             "schedule binds pods, deletes the members of a gang that cannot be completed and writes "
-            "Events and a Lease: it cannot run in read-only mode (--read-only or read_only in the "
-            "config); drop read-only to run it"
+            "Events and a Lease: it cannot run in read-only mode (--read-only, read_only in the "
+            "config, or the context's own read_only); drop read-only to run it"
         )
     import asyncio
 
     from hpctop.runtime.scheduler import SchedulerOptions, run_schedule
 
-    kubeconfig, context, namespace = _live_target(args, settings)
     options = SchedulerOptions(
         scheduler_name=args.scheduler_name,
         interval=args.interval,

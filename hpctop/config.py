@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -52,6 +52,15 @@ def _default_user() -> str:
     return os.environ.get("USER") or os.environ.get("LOGNAME") or ""
 
 
+class ContextSettings(BaseModel):
+    """What is set for one kubeconfig context (a ``[contexts.NAME]`` table)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    read_only: bool | None = None
+    """Read-only on this context, whatever the global ``read_only`` says (unset: the global one)."""
+
+
 class Settings(BaseSettings):
     """Everything a user can set for hpctop. Each attribute's docstring is its documentation."""
 
@@ -67,7 +76,12 @@ class Settings(BaseSettings):
     console lists). A theme picked in the console is written back into the config file."""
 
     read_only: bool = False
-    """Never change the cluster: actions (cancel, hold, requeue, ...) are refused before anything is sent."""
+    """Never change the cluster: actions (cancel, hold, requeue, ...) are refused before anything is sent.
+    A ``--read-only`` flag beats a context's own ``read_only``, which beats this one."""
+
+    contexts: dict[str, ContextSettings] = Field(default_factory=dict)
+    """Settings per kubeconfig context (``[contexts.prod]`` with ``read_only = true``); a context's
+    ``read_only`` beats the global one."""
 
     speed: float = Field(default=60.0, gt=0)
     """Demo and scenario clock speed: virtual seconds that pass per real second."""
@@ -122,6 +136,22 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, file_source)
 
 
+def read_only_for(settings: Settings, context: str | None, flag: bool | None = None) -> bool:
+    """Whether a session on ``context`` is read-only (RELIABILITY.md R3): the ``--read-only`` flag,
+    else that context's ``read_only``, else the global ``read_only`` (config file or environment).
+
+    ``flag`` is None when the flag was not given. ``context`` is the kubeconfig context the session
+    actually uses (the current one when none was named). Read-only is decided once, when a session
+    starts: the console has no toggle to writes, and nothing switches its context afterwards.
+    """
+    if flag is not None:
+        return flag
+    own = settings.contexts.get(context) if context is not None else None
+    if own is not None and own.read_only is not None:
+        return own.read_only
+    return settings.read_only
+
+
 def field_docs() -> dict[str, str]:
     """Each setting's name and its documentation, in declaration order (for help and docs)."""
     return {name: " ".join((info.description or "").split()) for name, info in Settings.model_fields.items()}
@@ -163,8 +193,30 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
+def _line_in_table(text: str, table: str, key: str) -> int | None:
+    """The line of ``key`` inside the ``[table]`` table (a ``[contexts.prod]`` entry), else the table's."""
+    parts = [re.escape(p) + "|" + re.escape(f'"{p}"') for p in table.split(".")]
+    header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(f"(?:{p})" for p in parts) + r"\s*\]")
+    key_line = re.compile(rf"^\s*{re.escape(key)}\s*=")
+    start = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if start is None:
+            if header.match(line):
+                start = number
+        elif line.lstrip().startswith("["):
+            break
+        elif key_line.match(line):
+            return number
+    return start
+
+
 def _where(
-    field: str, overrides: Mapping[str, Any], file_values: Mapping[str, Any], path: Path, text: str
+    field: str,
+    overrides: Mapping[str, Any],
+    file_values: Mapping[str, Any],
+    path: Path,
+    text: str,
+    loc: list[str] | None = None,
 ) -> str:
     """Where a bad value came from, by precedence: a flag, an environment variable, or the file."""
     if field in overrides:
@@ -173,7 +225,8 @@ def _where(
     if field in Settings.model_fields and any(k.upper() == env_name for k in os.environ):
         return f"environment variable {env_name}"
     if field in file_values:
-        line = _line_of(text, field)
+        nested = loc is not None and len(loc) >= 3
+        line = _line_in_table(text, ".".join(loc[:-1]), loc[-1]) if loc and nested else _line_of(text, field)
         return f"{path} line {line}" if line else str(path)
     return "settings"
 
@@ -185,8 +238,11 @@ def _describe(
     for error in exc.errors():
         loc = [str(p) for p in error["loc"]]
         field = loc[0] if loc else "?"
-        where = _where(field, overrides, file_values, path, text)
-        if error["type"] == "extra_forbidden":
+        where = _where(field, overrides, file_values, path, text, loc)
+        if error["type"] == "extra_forbidden" and field == "contexts" and len(loc) >= 3:
+            known = ", ".join(ContextSettings.model_fields)
+            parts.append(f"{where}: unknown setting {'.'.join(loc)!r} (known in a context: {known})")
+        elif error["type"] == "extra_forbidden":
             known = ", ".join(Settings.model_fields)
             parts.append(f"{where}: unknown setting {field!r} (known: {known})")
         else:

@@ -147,7 +147,8 @@ class HpctopApp(App[None]):
     ) -> None:
         super().__init__()
         self.session = session
-        self.read_only = read_only or bool(getattr(session.actuator, "read_only", False))
+        # decided once, here: no key, command or screen turns writes on (RELIABILITY.md R3)
+        self._read_only = read_only or bool(getattr(session.actuator, "read_only", False))
         self.user_keymap = validate_keymap(keymap or {})
         self.tick_interval = tick_interval
         #: the most real time one step may cover (see :meth:`tick`)
@@ -184,6 +185,11 @@ class HpctopApp(App[None]):
         self._binding_state: object = None
         #: an action is waiting for the server: a second one is refused rather than interleaved
         self.action_busy = False
+
+    @property
+    def read_only(self) -> bool:
+        """Read-only mode, fixed when the console starts (a property with no setter: no runtime toggle)."""
+        return self._read_only
 
     # -- composition -----------------------------------------------------------------------------
 
@@ -259,6 +265,7 @@ class HpctopApp(App[None]):
                     self.session.step(virtual)
                 snapshot, result = self.session.snapshot, self.session.result
                 rows = self._rows.rows(snapshot.jobs, result.plans)
+                self.history.record(snapshot, result)  # O(jobs), here: publish's call then returns at once
             with contextlib.suppress(NoMatches):  # the panes' heavy publish work, off the UI thread
                 self._main(JobsTable, "#jobs").prepare(rows, result.now)
                 self._main(GpuPane, "#gpus").prepare(snapshot, result.partitions)

@@ -163,6 +163,7 @@ async def test_read_only_console_sends_no_write(
             assert saw_permissions
             app.action_job_action("cancel")  # even called directly it does nothing
             await close_screens()
+            assert app.read_only  # R3: nothing pressed or run above turned writes on
         # the second layer: the transport refuses too, before any socket I/O
         with pytest.raises(ReadOnlyViolation):
             await asyncio.to_thread(
