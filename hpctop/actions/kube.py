@@ -76,6 +76,7 @@ import orjson
 
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.requests import (
+    SLINKY_SCHEDULER,
     STOP_POLICIES,
     ActionKind,
     ActionRequest,
@@ -134,6 +135,14 @@ SLURM_ONLY = (
     "Slurm side only: this pod is scheduled by SUNK, whose placeholder Slurm job owns its queueing; "
     "hold, requeue and priority are done with scontrol/scancel in Slurm (hpctop is read-only there)"
 )
+#: SchedMD Slinky (SCHEDULERS.md §8.6): the Slurm job's options are annotations on the top workload
+#: object, which slurm-bridge passes to Slurm; Slurm takes a change only while the job is pending
+SLINKY_PREFIX = "slurmjob.slinky.slurm.net/"
+SLINKY_PRIORITY = SLINKY_PREFIX + "priority"
+SLINKY_PARTITION = SLINKY_PREFIX + "partition"
+SLINKY_NODE = "slinky.slurm.net/slurm-node"
+#: the owner kinds slurm-bridge groups pods by (a bare pod is its own group)
+SLINKY_KINDS = frozenset({"Job", "JobSet", "LeaderWorkerSet", "Pod", *KUBEFLOW_PLURALS})
 QUEUE_KINDS: dict[str, tuple[str, str]] = {
     "ClusterQueue": ("clusterqueues", ""),
     "LocalQueue": ("localqueues", "namespaced"),
@@ -368,6 +377,8 @@ _SUMMARY_FIELDS: tuple[tuple[str, ...], ...] = (
     ("spec", "stopPolicy"),
     ("metadata", "labels", KUEUE_QUEUE_LABEL),
     ("metadata", "labels", KUEUE_PRIORITY_LABEL),
+    ("metadata", "annotations", SLINKY_PRIORITY),
+    ("metadata", "annotations", SLINKY_PARTITION),
     ("status", "state", "phase"),
     ("spec", "nodeName"),
     ("status", "phase"),
@@ -706,7 +717,9 @@ class KubeActions:
         # (_state_refusal): the same kind is re-prioritizable under Kueue and not without it.
         # A Kueue Workload's priority-class/queue change is redirected to its owner job's labels
         # (_via_owner); only such requests may re-prioritize/move a batch Job, JobSet or Kubeflow job.
-        redirected = request in self._redirected
+        # A Slinky job's priority/partition are annotations of its owner: only a request the console
+        # marked as Slinky's (its pods' schedulerName) reads the object to check it really is one.
+        redirected = request in self._redirected or _slinky_request(request)
         if request.kind == ActionKind.PRIORITY and kind not in REPRIORITIZABLE and not redirected:
             return PRIORITY_REFUSAL
         if request.kind == ActionKind.MOVE and not redirected:
@@ -745,6 +758,8 @@ class KubeActions:
         kind = request.kind
         if kind == ActionKind.CANCEL:
             return None
+        if kind in (ActionKind.PRIORITY, ActionKind.MOVE) and _slinky_request(request):
+            return _slinky_refusal(kind, target, obj, request.value)
         if target.kind == "Pod":
             if _is_sunk(obj):
                 return SLURM_ONLY
@@ -848,6 +863,9 @@ class KubeActions:
                 wait_evicted=wait,
             )  # fmt: skip
 
+        if kind in (ActionKind.PRIORITY, ActionKind.MOVE) and _slinky_request(request):
+            key = SLINKY_PRIORITY if kind == ActionKind.PRIORITY else SLINKY_PARTITION
+            return [patch({"metadata": {"annotations": {key: str(request.value)}}})]
         if kind in (ActionKind.PRIORITY, ActionKind.MOVE) and target.kind != VOLCANO_JOB:
             if target.kind == "Workload":
                 return [patch({"spec": {"priority": request.value}})]
@@ -1097,6 +1115,14 @@ class KubeActions:
         """What controllers will do afterwards (not part of the dry run's answer)."""
         kind = request.kind
         active = _dig(obj, "status", "active") or 0
+        if kind in (ActionKind.PRIORITY, ActionKind.MOVE) and _slinky_request(request):
+            what = "priority" if kind == ActionKind.PRIORITY else "partition"
+            return (
+                f"slurm-bridge passes the new {what} to its Slurm job, which Slurm validates and applies "
+                "only while the job is pending (a refusal shows in the pods' events, not here)",
+            )
+        if kind in (ActionKind.PRIORITY, ActionKind.MOVE):
+            return _expected_backend(kind, target, obj)
         if target.kind == "Job":
             if kind == ActionKind.CANCEL:
                 return (f"its pods are deleted by the garbage collector ({active} active)",)
@@ -1401,6 +1427,8 @@ class KubeActions:
             ("spec", "priority"),
             ("metadata", "labels", KUEUE_QUEUE_LABEL),
             ("metadata", "labels", KUEUE_PRIORITY_LABEL),
+            ("metadata", "annotations", SLINKY_PRIORITY),
+            ("metadata", "annotations", SLINKY_PARTITION),
         ):
             value = _dig(body, *path)
             if value is not None and step.body is not None and _dig(step.body, *path) is not None:
@@ -1811,6 +1839,70 @@ def _reprioritize_refusal(
             return f"{target} is already in LocalQueue {value}"
         return None
     return PRIORITY_REFUSAL if action == ActionKind.PRIORITY else MOVE_REFUSAL
+
+
+def _slinky_request(request: ActionRequest) -> bool:
+    return request.scheduler == SLINKY_SCHEDULER and request.job[1] in SLINKY_KINDS
+
+
+def _is_slinky(obj: Mapping[str, Any]) -> bool:
+    """Whether slurm-bridge schedules this workload: one of its annotations, or its pods name it."""
+    annotations = _dig(obj, "metadata", "annotations") or {}
+    if any(str(k).startswith(SLINKY_PREFIX) for k in annotations):
+        return True
+
+    def names_it(node: Any) -> bool:
+        if isinstance(node, dict):
+            return node.get("schedulerName") == SLINKY_SCHEDULER or any(names_it(v) for v in node.values())
+        if isinstance(node, list):
+            return any(names_it(v) for v in node)
+        return False
+
+    return names_it(obj.get("spec"))
+
+
+def _slinky_started(obj: Mapping[str, Any]) -> str | None:
+    """Why a Slinky workload's Slurm job is no longer pending, or None."""
+    if _dig(obj, "spec", "nodeName") or _dig(obj, "metadata", "annotations", SLINKY_NODE):
+        return "its pod is bound to a node"
+    for counter in ("ready", "readyReplicas", "succeeded"):
+        value = _dig(obj, "status", counter)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return f"status.{counter} is {value}"
+    for child in _dig(obj, "status", "replicatedJobsStatus") or []:
+        if isinstance(child, dict) and isinstance(child.get("ready"), int) and child["ready"] > 0:
+            return "a replicated job has ready pods"
+    return None
+
+
+def _slinky_refusal(
+    action: ActionKind, target: Target, obj: Mapping[str, Any], value: str | int | None
+) -> str | None:
+    """Whether a Slinky priority/partition change can be sent (SCHEDULERS.md §8.6, §9.2)."""
+    if not _is_slinky(obj):
+        return (
+            f"{target} is not scheduled by Slinky (no {SLINKY_PREFIX}* annotation, no schedulerName "
+            f"{SLINKY_SCHEDULER}): " + (PRIORITY_REFUSAL if action == ActionKind.PRIORITY else MOVE_REFUSAL)
+        )
+    finished = _finished(obj)
+    if finished:
+        return f"{target} has finished ({finished}); there is nothing to change"
+    started = _slinky_started(obj)
+    if started:
+        return (
+            f"{target} is running ({started}): Slurm changes a job's "
+            f"{'priority' if action == ActionKind.PRIORITY else 'partition'} only while it is pending"
+        )
+    if action == ActionKind.PRIORITY:
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(text, str) or not text.isdigit():
+            return f"a Slurm job's priority is a whole number of 0 or more; {value!r} is not one"
+        return None
+    if not isinstance(value, str) or not all(value.split(",")):
+        return f"a Slurm partition is a name (or a comma-separated list); {value!r} is not one"
+    if _dig(obj, "metadata", "annotations", SLINKY_PARTITION) == value:
+        return f"{target} already asks for partition {value}"
+    return None
 
 
 def _unknown_kind(action: ActionKind, kind: str) -> str:

@@ -32,8 +32,11 @@ class ActionRequest:
     job: JobKey
     #: the uid the user saw; an actuator refuses when the job now has another uid
     job_uid: str = ""
-    #: the new priority value (PRIORITY) or queue path (MOVE)
+    #: the new priority value (PRIORITY) or queue path (MOVE; a Slurm partition for a Slinky job)
     value: str | int | None = None
+    #: the ``schedulerName`` of the job's pods as the console saw it: a Slinky job's priority and
+    #: partition are annotations its owner carries, which only a Slinky job may change
+    scheduler: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,9 @@ class Preview:
     refusal: str = ""
     requests: tuple[str, ...] = field(default_factory=tuple)  # what would be sent, for live clusters
 
+
+#: SchedMD Slinky's slurm-bridge (SCHEDULERS.md §8.6): pods it schedules name it
+SLINKY_SCHEDULER = "slurm-bridge-scheduler"
 
 #: Kueue's queue kinds, and the ``spec.stopPolicy`` values that close (Hold, HoldAndDrain) or open
 #: (None) one (SCHEDULERS.md §9.2)
