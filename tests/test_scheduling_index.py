@@ -269,7 +269,7 @@ def test_cycle_is_the_same_without_the_index(
     def no_index(self: WholeIndex, names: Sequence[str], members: frozenset[str], k: int) -> Sequence[str]:
         return names
 
-    plain_search = core.earliest_start
+    plain_search = earliest_start  # what core calls; replaced there below
 
     def search_without_index(
         profile: Profile, names: Sequence[str], req: Request, m: int, until: float = INF, whole: object = None
