@@ -365,3 +365,15 @@ def test_realistic_nodes_take_the_msgspec_path() -> None:
         raw = node_event(i)
         taken = structs.NODE_EVENT.decode(raw)
         assert node_from_wire(taken.object) == node_reference(raw) is not None
+
+
+def test_owner_references_are_shared_by_uid_and_never_mixed_up() -> None:
+    a = fast(event("ADDED", pod("w-0", owner=("Job", "j"))))
+    b = fast(event("ADDED", pod("w-1", owner=("Job", "j"))))
+    assert a is not None and b is not None and a.owner is b.owner
+    renamed = pod("w-2", owner=("Job", "j"))
+    renamed["metadata"]["ownerReferences"][0]["name"] = "other"  # same uid, another name
+    c = fast(event("ADDED", renamed))
+    assert c is not None and c.owner is not None
+    assert c.owner.name == "other" and c.owner.uid == a.owner.uid == "uid-j"
+    assert c == reference(event("ADDED", renamed))
