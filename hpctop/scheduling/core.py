@@ -411,9 +411,8 @@ class _Cycle:
             infos.sort(key=lambda p: (-p.spec.priority_tier, not p.spec.cpu_only, p.name))
         return [p.name for p in infos]
 
-    def consider(self, job: Job, path: str, elig: Eligibility, out: Outcome) -> bool:
-        """Decide one pending job; returns True when it was placed now."""
-        req = Request.of(job.per_member)
+    def consider(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome) -> bool:
+        """Decide one pending job (``req``: its member's ``Request``); returns True when it was placed now."""
         m = len(job.pending_pods)
         out.partition = ",".join(elig.partitions) or job.partition
         if job.state == JobState.HELD:
@@ -613,10 +612,10 @@ class _Cycle:
 
         elig: dict[JobKey, Eligibility] = {}
         priorities: dict[JobKey, PriorityBreakdown] = {}
+        requests: dict[JobKey, Request] = {}
         for job in pending:
-            e = elig[job.key] = self.eligibility(
-                job, Request.of(job.per_member), max(len(job.pending_pods), 1)
-            )
+            req = requests[job.key] = Request.of(job.per_member)
+            e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
             priorities[job.key] = prio(job, e.partitions)
         running_partition = self.running_partition
 
@@ -648,7 +647,7 @@ class _Cycle:
             job = self.snapshot.jobs[key]
             out = outcomes[key] = Outcome(order=len(order))
             order.append(key)
-            if self.consider(job, path, elig[key], out) and out.placement is not None:
+            if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
                 placements.append(out.placement)
             if entries:
                 heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
@@ -660,7 +659,7 @@ class _Cycle:
             if out.deferred is None:
                 continue
             job = self.snapshot.jobs[key]
-            req = Request.of(job.per_member)
+            req = requests[key]
             m = len(job.pending_pods)
             sig = self.signature(job)
             ckey: tuple[object, ...] = (sig, out.deferred[1], req, m)

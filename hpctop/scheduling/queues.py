@@ -40,6 +40,7 @@ class QueueTree:
 
     def __init__(self, policy: Policy) -> None:
         self.nodes: dict[str, QueueNode] = {}
+        self._ancestors: dict[str, list[str]] = {}
         for spec in sorted(policy.queues, key=lambda q: q.path):
             self._add(spec)
         if ROOT not in self.nodes:
@@ -75,13 +76,17 @@ class QueueTree:
         return self.default
 
     def ancestors(self, path: str) -> list[str]:
-        """The queue itself and every parent up to root."""
-        out = [path]
-        parent = self.nodes[path].spec.parent
-        while parent is not None and parent in self.nodes:
-            out.append(parent)
-            parent = self.nodes[parent].spec.parent
-        return out
+        """The queue itself and every parent up to root (kept per path: the tree is fixed once built,
+        and the cycle asks for each pending job's quota and each placement's usage)."""
+        found = self._ancestors.get(path)
+        if found is None:
+            found = [path]
+            parent = self.nodes[path].spec.parent
+            while parent is not None and parent in self.nodes:
+                found.append(parent)
+                parent = self.nodes[parent].spec.parent
+            self._ancestors[path] = found
+        return found
 
     def tree_order(self) -> list[str]:
         """Depth-first from root, children sorted by name."""
