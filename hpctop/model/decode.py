@@ -7,6 +7,10 @@ bytes with ``model_validate_json``; they are then projected into the frozen obje
 :mod:`hpctop.model.objects`. Anything that does not validate, or that validates but makes no
 sense (a pod without a name, a quantity that is garbage), raises :class:`DecodeError`, and the
 store skips and counts it: an object is applied whole or not at all.
+
+Pods and Nodes, the bulk of what a cluster sends, are first decoded by msgspec into the Structs
+of :mod:`hpctop.model.structs` (strict types, unread fields skipped without being built); bytes
+msgspec does not take fall back to the pydantic models here, which define what is accepted.
 """
 
 from __future__ import annotations

@@ -235,7 +235,11 @@ class Store:
             self.pods[key] = pod
             self._index_node(key, old_node, pod.node_name if pod.holds_resources else None)
             self.job_of_pod[key] = job_key
-            self.pods_by_job.setdefault(job_key, set()).add(key)
+            members = self.pods_by_job.get(job_key)
+            if members is None:
+                self.pods_by_job[job_key] = {key}
+            else:
+                members.add(key)  # (setdefault would build an empty set per event)
             if self._tombstones.pop(job_key, None) is not None:
                 self._stale.add("jobs")
         self._dirty.add(job_key)
