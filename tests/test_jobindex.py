@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from hpctop.tui.gpumap import build_gpu_map
-from hpctop.tui.jobindex import JobIndex, filter_rows, index_of_key, index_of_row
+from hpctop.tui.jobindex import JobIndex, filter_rows, index_of_key, locate
 from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, apply_view
 from hpctop.tui.sample import SampleSession, big_session
 from hpctop.tui.widgets.gpus import GpuMapCache
@@ -66,15 +66,13 @@ def test_orders_are_cached_and_bounded(rows: list[JobRow]) -> None:
 
 
 def _publish(rows: list[JobRow], rng: random.Random, changes: int) -> list[JobRow]:
-    """The next publish's rows: some jobs changed (new row objects), some left, some arrived."""
+    """The next publish's rows: some jobs changed (new row objects in place), some arrived (appended)."""
     out = list(rows)
     for i in rng.sample(range(len(out)), changes):
         row = out[i]
         out[i] = replace(row, prio=rng.choice([row.prio, 0, 5, 10**6]), user=rng.choice([row.user, "zed"]))
-    for i in sorted(rng.sample(range(len(out)), changes // 4), reverse=True):
-        del out[i]
     arrived = rows[: changes // 4]
-    fresh = [replace(r, key=(r.key[0], r.key[1] + "-new"), prio=rng.randrange(100)) for r in arrived]
+    fresh = [replace(r, key=(r.key[0], r.key[1] + f"-{len(out)}"), prio=rng.randrange(100)) for r in arrived]
     return out + fresh
 
 
@@ -86,7 +84,9 @@ def test_advance_inserts_changed_rows_where_a_full_sort_puts_them(rows: list[Job
         index.view(Filters(), column, reverse, 0.0)
     current = rows
     for _ in range(5):
+        previous = index
         current = _publish(current, rng, 40)
+        shown = [list(previous.order(c, r, 0.0)) for c, r in specs]
         index = index.advance(current, 0.0)
         assert index.how == "incremental"
         assert sorted(index.cached()) == sorted(specs)
@@ -94,6 +94,8 @@ def test_advance_inserts_changed_rows_where_a_full_sort_puts_them(rows: list[Job
             for filters in _filters(current):
                 want = apply_view(current, filters, column, reverse, 0.0)
                 assert _same(index.view(filters, column, reverse, 0.0), want), (column, reverse)
+        # the previous index's orders (maybe still on screen) were not touched
+        assert all(_same(previous.order(c, r, 0.0), s) for (c, r), s in zip(specs, shown, strict=True))
 
 
 def test_advance_re_sorts_when_rows_moved_or_most_changed(rows: list[JobRow]) -> None:
@@ -104,14 +106,28 @@ def test_advance_re_sorts_when_rows_moved_or_most_changed(rows: list[JobRow]) ->
     assert again.how == "rebuilt" and not again.cached()
     assert _same(again.view(Filters(), "PRIO", True, 0.0), apply_view(moved, Filters(), "PRIO", True, 0.0))
     assert index.advance([], 0.0).how == "rebuilt"
+    left = index.advance(rows[:10] + rows[11:], 0.0)  # a job left: positions after it moved
+    assert left.how == "rebuilt"
+    assert _same(
+        left.view(Filters(), "PRIO", True, 0.0),
+        apply_view(rows[:10] + rows[11:], Filters(), "PRIO", True, 0.0),
+    )
     assert index.advance(rows, 0.0).how == "same"
 
 
 def test_index_of_key(rows: list[JobRow]) -> None:
     assert index_of_key(rows, rows[123].key) == 123
     assert index_of_key(rows, ("nowhere", "none")) is None
-    assert index_of_row(rows, rows[77]) == 77
-    assert index_of_row(rows, replace(rows[77], prio=-1)) == 77  # a newer row of the same job
+    index = JobIndex(rows)
+    for column in COLUMN_NAMES:
+        for reverse in (False, True):
+            view = index.view(Filters(state=1), column, reverse, 50.0)
+            for at in (0, len(view) // 2, len(view) - 1):
+                assert locate(view, view[at], column, reverse, 50.0) == at, (column, reverse)
+            newer = replace(view[3], prio=-1, user="zz")  # the job's row replaced, its key moved
+            assert locate(view, newer, column, reverse, 50.0) == 3
+            gone = replace(view[3], key=("x", "gone"))
+            assert locate(view, gone, column, reverse, 50.0) is None
 
 
 def _nodes_as_values(gpu_map):  # type: ignore[no-untyped-def]

@@ -8,8 +8,9 @@ publish with changed rows. Here:
   column is a plain attribute); the few most recently used orders are cached on the index, so
   going back to a column the user sorted by before is a lookup, not a sort.
 - :meth:`JobIndex.advance` carries the cached orders over to the next publish's rows
-  incrementally: the rows that left are dropped in one C-level pass and the rows that came are
-  inserted by binary search, instead of re-sorting all rows (a full sort when most rows changed).
+  incrementally: the old versions of the changed rows are removed and the new ones inserted by
+  binary search on (key, input position), instead of re-sorting all rows (a full sort when many
+  rows changed or jobs left).
   The console's tick worker calls it off the UI thread, with the rows it built.
 - A filter is a chain of ``itertools.compress`` passes over an order, each driven by ``map`` of an
   ``operator`` function over one attribute: no Python frame per row.
@@ -22,8 +23,8 @@ gives the stable sort of the filtered rows, and rows with equal keys keep the in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import compress, count, repeat
-from operator import attrgetter, contains, eq, is_, not_, or_
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, contains, eq, is_, is_not, or_
 from typing import Any
 
 from hpctop.tui.rows import COLUMN_NAMES, STATE_FILTERS, Filters, JobRow, sort_key
@@ -93,12 +94,34 @@ def index_of_key(rows: Sequence[JobRow], key: object) -> int | None:
         return None
 
 
-def index_of_row(rows: Sequence[JobRow], row: JobRow) -> int | None:
-    """Where ``row`` (or, when it was replaced by a newer row, its job) is in ``rows``, or None."""
-    try:
-        return list(map(id, rows)).index(id(row))  # ints compare in C; a row's ``==`` is Python
-    except ValueError:
-        return index_of_key(rows, row.key)
+def locate(view: Sequence[JobRow], row: JobRow, column: str, reverse: bool, now: float) -> int | None:
+    """Where ``row`` is in ``view``, a (filtered) order by ``column``: O(log n) plus its equal keys.
+
+    A binary search finds the run of rows whose key equals ``row``'s, then the row is looked for
+    by identity within it; when it is not there (the job's row was replaced by a newer one, with
+    maybe another key), a scan by job key.
+    """
+    key = key_function(column, now)
+    value = key(row)
+    lo, hi = 0, len(view)
+    while lo < hi:  # first row not strictly before ``value``
+        mid = (lo + hi) // 2
+        other = key(view[mid])
+        if (other > value) if reverse else (other < value):
+            lo = mid + 1
+        else:
+            hi = mid
+    end = len(view)
+    first, hi = lo, end
+    while first < hi:  # first row strictly after ``value``
+        mid = (first + hi) // 2
+        other = key(view[mid])
+        if (other < value) if reverse else (other > value):
+            hi = mid
+        else:
+            first = mid + 1
+    found = next(compress(count(lo), map(is_, islice(view, lo, first), repeat(row))), None)
+    return found if found is not None else index_of_key(view, row.key)
 
 
 class JobIndex:
@@ -114,6 +137,7 @@ class JobIndex:
         self._orders: dict[OrderKey, tuple[float, list[JobRow]]] = {}
         #: how the last :meth:`advance` carried orders over: "same", "incremental" or "rebuilt"
         self.how = "new"
+        self._position: dict[int, int] | None = None
 
     def cached(self) -> list[OrderKey]:
         return list(self._orders)
@@ -141,58 +165,79 @@ class JobIndex:
         order = self.order(column, reverse, now)
         return filter_rows(order, filters) if filters.active else order
 
+    def _positions(self) -> dict[int, int]:
+        """Row identity → input position (built once, then carried by :meth:`advance`)."""
+        if self._position is None:
+            self._position = dict(zip(map(id, self.rows), count()))
+        return self._position
+
     def advance(self, rows: list[JobRow], now: float) -> JobIndex:
         """The index of ``rows`` (the next publish), carrying this index's orders over.
 
-        Rows are matched by identity (the row cache reuses the object of an unchanged job). When
-        few rows changed and the rows that stayed kept their relative order, each cached order
-        drops the rows that left and gets the new ones inserted by binary search; otherwise the
-        orders are dropped and re-sorted when next asked for.
+        Rows are matched by identity (the row cache reuses the object of an unchanged job). The
+        common publish replaces a few rows in place (jobs that changed) and maybe appends some
+        (jobs that arrived): then each cached order loses the old rows and gets the new ones by
+        binary search on (key, input position), O(changes x log n). Anything else (a job left,
+        rows moved, or more than ``REBUILD_SHARE`` changed) drops the orders; they are re-sorted
+        when next asked for.
         """
         new = JobIndex(rows)
         old_rows = self.rows
         if rows is old_rows:
             new._orders = dict(self._orders)
+            new._position = self._position
             new.how = "same"
             return new
         orders = list(self._orders.items())
-        if not orders:
-            new.how = "rebuilt"
+        new.how = "rebuilt"
+        n_old = len(old_rows)
+        if not orders or len(rows) < n_old or not old_rows:
             return new
-        old_ids = set(map(id, old_rows))
-        new_ids = set(map(id, rows))
-        kept_in_old = list(compress(old_rows, map(new_ids.__contains__, map(id, old_rows))))
-        is_new = list(map(not_, map(old_ids.__contains__, map(id, rows))))
-        added = list(compress(rows, is_new))
-        kept_in_new = list(compress(rows, map(not_, is_new)))
-        moved = len(kept_in_old) != len(kept_in_new) or not all(map(is_, kept_in_old, kept_in_new))
-        changed = len(added) + len(old_rows) - len(kept_in_old)
-        if moved or changed > REBUILD_SHARE * max(len(rows), 1):
-            new.how = "rebuilt"
+        head = rows if len(rows) == n_old else rows[:n_old]
+        replaced = list(compress(count(), map(is_not, old_rows, head)))
+        appended = rows[n_old:]
+        if len(replaced) + len(appended) > REBUILD_SHARE * len(rows):
             return new
-        position = dict(zip(map(id, rows), count()))
+        if any(old_rows[i].key != rows[i].key for i in replaced):
+            return new  # another job at that place: the input order moved
+        old_position = self._positions()
+        position = dict(old_position)
+        for i in replaced:
+            del position[id(old_rows[i])]
+            position[id(rows[i])] = i
+        for i, row in enumerate(appended, n_old):
+            position[id(row)] = i
+        gone = [old_rows[i] for i in replaced]
+        came = [rows[i] for i in replaced] + appended
         for (column, reverse), (at, order) in orders:
             if _now_dependent(column) and at != now:
                 continue  # re-sorted when asked: every row's key moved with the clock
-            kept = list(compress(order, map(new_ids.__contains__, map(id, order))))
             key = key_function(column, at)
-            for row in added:
-                _insert(kept, row, key, reverse, position)
-            new._orders[(column, reverse)] = (at, kept)
+            order = list(order)  # the old index's order may still be on screen: never mutated
+            for row in gone:
+                mine = old_position[id(row)]
+                at_row = _bisect(order, key(row), mine, key, reverse, old_position)
+                if at_row >= len(order) or order[at_row] is not row:
+                    new._orders.clear()  # not where it should be: re-sort rather than guess
+                    return new
+                del order[at_row]
+            for row in came:
+                order.insert(_bisect(order, key(row), position[id(row)], key, reverse, position), row)
+            new._orders[(column, reverse)] = (at, order)
+        new._position = position
         new.how = "incremental"
         return new
 
 
-def _insert(
+def _bisect(
     order: list[JobRow],
-    row: JobRow,
+    value: Any,
+    mine: int,
     key: Callable[[JobRow], Any],
     reverse: bool,
     position: dict[int, int],
-) -> None:
-    """Insert ``row`` where a stable sort of the input would have put it."""
-    value = key(row)
-    mine = position[id(row)]
+) -> int:
+    """Where a row with sort key ``value`` at input position ``mine`` goes in ``order`` (stable)."""
     lo, hi = 0, len(order)
     while lo < hi:
         mid = (lo + hi) // 2
@@ -206,4 +251,4 @@ def _insert(
             lo = mid + 1
         else:
             hi = mid
-    order.insert(lo, row)
+    return lo

@@ -31,7 +31,7 @@ from textual.strip import Strip
 
 from hpctop.model.objects import JobKey
 from hpctop.tui.colors import Palette, state_var
-from hpctop.tui.jobindex import JobIndex, index_of_key, index_of_row
+from hpctop.tui.jobindex import JobIndex, index_of_key, locate
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, cells
 from hpctop.tui.sanitize import fit_cells
@@ -128,7 +128,7 @@ class JobsTable(ScrollView, can_focus=True):
         current = self.current
         self.view = view
         if current is not None:
-            at = index_of_row(view, current)
+            at = locate(view, current, self.sort_column, self.reverse, self.now)
             if at is not None:
                 self.cursor = at
         self.cursor = min(self.cursor, max(len(self.view) - 1, 0))

@@ -4,6 +4,10 @@ A console that silently shows stale data is worse than none, so the snapshot's a
 and turns into a ``STALE`` badge past a threshold; READ-ONLY is a badge too, so a user never wonders
 whether a key will act. Built as a Rich ``Text`` from parts: the only cluster-controlled piece (the
 source name, e.g. a scenario file name) is sanitised and appended as data.
+
+The console calls :meth:`StatusBar.show` on every publish; ``Static.update`` converts the text and
+repaints the bar, so it only runs when the text or its styles changed (a tick that moved nothing
+shown, e.g. the age still under a second, costs no repaint).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ class StatusInfo:
 
 
 class StatusBar(Static):
+    _shown: tuple[str, tuple[object, ...]] | None = None
+
     def show(self, info: StatusInfo, colours: dict[str, str]) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" hpctop ", style=f"bold reverse {colours.get('primary', '')}")
@@ -65,4 +71,7 @@ class StatusBar(Static):
         if info.read_only:
             t.append("  ")
             t.append(" READ-ONLY ", style=f"bold reverse {colours.get('read-only', '')}")
-        self.update(t)
+        shown = (t.plain, tuple(t.spans))
+        if shown != self._shown:
+            self._shown = shown
+            self.update(t)
