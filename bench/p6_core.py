@@ -13,9 +13,18 @@ Three figures, all on the same snapshot, timed in one process:
 - **warm cycle**: ``schedule`` again on the same nodes and pods with the memo of the previous
   cycle (what the console and simulator run between two events).
 - **one event**: a second snapshot where one running pod finished (its job gone, its node's
-  pods changed), scheduled with the warm memo: the cost of absorbing one event, reported per
-  event. The core re-orders every pending job in each cycle, so this is O(pending), not the
-  O(1) the 50 µs goal assumes; the figure says so rather than hide it.
+  pods changed), scheduled with the warm memo: what absorbing one event costs. This is honest
+  about what exists: the memo refreshes only what the event touched (the node's free state
+  and its entry in the free-capacity index, by object identity), but there is **no
+  incremental decision path** - the decision pass (order every pending job by priority and
+  fair share, place, reserve, explain) runs again in full, because a finished pod changes its
+  queue's usage and so the fair-share factor of every job in that queue (and ages move with
+  the clock), so the order of all pending jobs may change. The figure is therefore a warm
+  cycle, O(pending), and the console pays one such cycle per refresh that saw events (it
+  coalesces the events between refreshes), not one per event. The 50 µs goal is judged on it.
+
+The cycle pauses the cyclic GC while it runs (``core.schedule``), so the figures include no
+collection of the snapshot's heap.
 
 The naive reference is what one writes without indexes: every pending job in priority order
 (QoS, then age), each member first-fit over *all* nodes (label and GPU-model checks per node),
@@ -343,12 +352,15 @@ def run(nodes: int, pending: int, repeats: int = 3) -> Verdict:
     warm: list[float] = []
     event: list[float] = []
     ref: list[float] = []
+    cpu: list[float] = []  # the cold cycle's CPU time: what wall time would be on an idle machine
     result = None
     for _ in range(repeats):
         memo = Memo()
+        c0 = time.process_time()
         t0 = time.perf_counter()
         result = schedule(snap, pol, NOW, memo=memo)
         t1 = time.perf_counter()
+        cpu.append(time.process_time() - c0)
         schedule(snap, pol, NOW, memo=memo)
         t2 = time.perf_counter()
         schedule(after, pol, NOW, memo=memo)
@@ -366,10 +378,13 @@ def run(nodes: int, pending: int, repeats: int = 3) -> Verdict:
     cycle_ok, event_ok = full <= 1.0, one <= 50e-6
     return Verdict(
         "P6 core",
-        f"cycle {full:.3f} s ({ratio(naive / full)} naive), warm {hot:.3f} s, 1 event {one * 1e6:,.0f} us",
+        f"cycle {full:.3f} s ({ratio(naive / full)} naive), warm {hot:.3f} s,"
+        f" 1 event {one * 1e6:,.0f} us (a warm decision cycle)",
         cycle_ok and event_ok,
         f"{nodes:,} nodes x {pending:,} pending pods, {len(result.placements):,} placed{scaled};"
-        f" goal cycle <= 1 s (met: {cycle_ok}), event <= 50 us (met: {event_ok})",
+        f" cycle CPU {statistics.median(cpu):.3f} s;"
+        f" goal cycle <= 1 s (met: {cycle_ok}), event <= 50 us (met: {event_ok};"
+        " no incremental decision path: an event costs a cycle)",
     )
 
 

@@ -143,7 +143,11 @@ def scarce(
                 + (f" ({node})" if node else ""),
             )
     first = needs[0][0] if needs else "pods"
-    total = sum(nf.hosts(req, m) for nf in nodes)
+    if req.whole:  # a node without that many whole free GPUs hosts none: skip it cheaply
+        k = req.whole
+        total = sum(nf.hosts(req, m) for nf in nodes if len([g for g in nf.gpus if g >= 1000]) >= k)
+    else:
+        total = sum(nf.hosts(req, m) for nf in nodes)
     what = ", ".join(n for _, n in needs) or "nothing"
     if m > 1:
         return reason(code, kind, f"{first}: gang needs {m} x ({what}); only {total} fit on {where}")
