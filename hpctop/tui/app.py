@@ -40,6 +40,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from hpctop.actions.requests import (
+    SLINKY_SCHEDULER,
     ActionKind,
     ActionRequest,
     Actuator,
@@ -76,6 +77,8 @@ if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord
 
 SIMULATED_PREFIXES = ("demo", "scenario", "sample", "replay")
+#: Volcano's job kind as hpctop keys it: its priority is a PriorityClass name, not a number
+VOLCANO_JOB = "Job.batch.volcano.sh"
 #: owner kinds whose permissions are asked together (one rules review per namespace covers all);
 #: a ClusterQueue's are kept under the session's default namespace (its rules review shows the
 #: cluster-wide grants too), a LocalQueue's under its own namespace
@@ -397,19 +400,39 @@ class HpctopApp(App[None]):
         if key is None:
             return None
         namespace, owner, _ = key
-        return self._permission(namespace, owner, ActionKind(kind))
+        action = ActionKind(kind)
+        if action in (ActionKind.PRIORITY, ActionKind.MOVE) and self._is_slinky(key):
+            # A Slinky priority/partition change is a merge patch of the owner, the RBAC of its
+            # hold (patch <kind>); a bare pod has no patch-based hold: unknown, the server decides.
+            if owner == "Pod":
+                return self.denied_permission(namespace, owner, action)
+            held = self._permission(namespace, owner, ActionKind.HOLD)
+            return self.denied_permission(namespace, owner, action) or held
+        return self._permission(namespace, owner, action)
+
+    def _is_slinky(self, key: JobKey) -> bool:
+        job = self.snapshot.jobs.get(key)
+        return job is not None and job.scheduler_name == SLINKY_SCHEDULER
+
+    def denied_permission(self, namespace: str, kind: str, action: ActionKind) -> Permission | None:
+        """The server's own 403 for this action, while it still counts (``DENIED_TTL``)."""
+        refused = self.denied.get((namespace, kind, action))
+        if refused is None:
+            return None
+        at, why = refused
+        if self.clock() - at < DENIED_TTL:
+            return Permission(False, why)
+        del self.denied[(namespace, kind, action)]
+        return None
 
     def _permission(self, namespace: str, kind: str, action: ActionKind) -> Permission | None:
         """A 403 from the server first, else the cached rules review (asked now, in a worker, if absent)."""
-        refused = self.denied.get((namespace, kind, action))
+        refused = self.denied_permission(namespace, kind, action)
         if refused is not None:
-            at, why = refused
-            if self.clock() - at < DENIED_TTL:
-                return Permission(False, why)
-            del self.denied[(namespace, kind, action)]
+            return refused
         permissions = self.permission_cache.get((namespace, kind))
         if permissions is None:
-            self.fetch_permissions(namespace)
+            self.fetch_permissions(namespace, kinds=(kind,))
             return None
         return permissions.get(action)
 
@@ -464,17 +487,21 @@ class HpctopApp(App[None]):
         self,
         namespace: str,
         then: Callable[[dict[tuple[str, str], Mapping[ActionKind, Permission]]], None] | None = None,
+        kinds: Iterable[str] = (),
     ) -> None:
-        """Ask the rules review of ``namespace`` for every owner kind, off Textual's loop; ``then``
-        gets the answer (after the cache and the footer took it)."""
+        """Ask the rules review of ``namespace`` for the usual owner kinds, ``kinds`` and the kinds
+        of the jobs listed there (JobSet, Volcano, Kubeflow, ...), off Textual's loop; ``then`` gets
+        the answer (after the cache and the footer took it). One review per namespace covers all."""
         live = self.live
         if live is None or self.read_only or namespace in self._permissions_pending:
             return
         self._permissions_pending.add(namespace)
+        listed = {key[1] for key in self.snapshot.jobs if key[0] == namespace}
+        wanted = list(dict.fromkeys([*PERMISSION_KINDS, *kinds, *sorted(listed)]))
 
         def ask() -> dict[tuple[str, str], Mapping[ActionKind, Permission]]:
             out: dict[tuple[str, str], Mapping[ActionKind, Permission]] = {}
-            for kind in PERMISSION_KINDS:
+            for kind in wanted:
                 try:
                     out[(namespace, kind)] = live.permissions(namespace, kind)
                 except Exception:  # unknown: offer the keys, the server decides (and says why)
@@ -745,27 +772,9 @@ class HpctopApp(App[None]):
             )
             return
         if action == ActionKind.PRIORITY:
-            job = self.snapshot.jobs.get(targets[0][0])
-            current = "" if job is None or job.priority_value is None else str(job.priority_value)
-
-            def got_priority(value: str | None) -> None:
-                if value:
-                    try:
-                        self._confirm(action, targets, int(value))
-                    except ValueError:
-                        self.notify("Priority must be a whole number", severity="error", markup=False)
-
-            self.push_screen(
-                PromptScreen("New priority value", current, "e.g. 1000", integer=True), got_priority
-            )
+            self._ask_priority(targets)
         elif action == ActionKind.MOVE:
-            leaves = [p for p, q in self.result.queues.items() if not q.children]
-
-            def got_queue(value: str | None) -> None:
-                if value:
-                    self._confirm(action, targets, value)
-
-            self.push_screen(PickScreen("Move to queue", leaves), got_queue)
+            self._ask_queue(targets)
         else:
             self._confirm(action, targets, None)
 
@@ -838,6 +847,87 @@ class HpctopApp(App[None]):
 
         self.off_loop(work, ask, "preview")
 
+    def _ask_priority(self, targets: list[tuple[JobKey, str, str]]) -> None:
+        """The new priority, in the form the first target's backend takes it: a PriorityClass name
+        for a Volcano job (picked from the cluster's), a number or a WorkloadPriorityClass name for a
+        Kueue Workload, a number for the rest (a Slinky job's Slurm priority, the simulator's)."""
+        action = ActionKind.PRIORITY
+        key = targets[0][0]
+        job = self.snapshot.jobs.get(key)
+        if key[1] == VOLCANO_JOB:
+            classes = sorted(self.snapshot.priority_classes.values(), key=lambda c: (-c.value, c.name))
+            if classes:
+                labels = {f"{c.name} ({c.value})": c.name for c in classes}
+
+                def picked(choice: str | None) -> None:
+                    if choice is not None:
+                        self._confirm(action, targets, labels[choice])
+
+                self.push_screen(
+                    PickScreen("New PriorityClass (spec.priorityClassName)", list(labels)), picked
+                )
+                return
+
+            def named(value: str | None) -> None:
+                if value:
+                    self._confirm(action, targets, value.strip())
+
+            current = job.priority_class or "" if job is not None else ""
+            self.push_screen(PromptScreen("New PriorityClass name", current, "e.g. high-priority"), named)
+            return
+        if key[1] == "Workload":
+
+            def number_or_name(value: str | None) -> None:
+                value = (value or "").strip()
+                if value:
+                    number = value.lstrip("-").isdigit()
+                    self._confirm(action, targets, int(value) if number else value)
+
+            self.push_screen(
+                PromptScreen(
+                    "New priority: a number (spec.priority) or a WorkloadPriorityClass name",
+                    "",
+                    "e.g. 1000 or high",
+                ),
+                number_or_name,
+            )
+            return
+        slinky = self._is_slinky(key)
+        # a Slinky job's Slurm priority is not its pods' priority: no value to start from
+        current = "" if slinky or job is None or job.priority_value is None else str(job.priority_value)
+
+        def got_priority(value: str | None) -> None:
+            if value:
+                try:
+                    self._confirm(action, targets, int(value))
+                except ValueError:
+                    self.notify("Priority must be a whole number", severity="error", markup=False)
+
+        title = "New Slurm priority (slurmjob.slinky.slurm.net/priority)" if slinky else "New priority value"
+        self.push_screen(PromptScreen(title, current, "e.g. 1000", integer=True), got_priority)
+
+    def _ask_queue(self, targets: list[tuple[JobKey, str, str]]) -> None:
+        """Where to move: a Slurm partition for a Slinky job, else a leaf of the queue tree."""
+        action = ActionKind.MOVE
+        key = targets[0][0]
+
+        def got_queue(value: str | None) -> None:
+            if value:
+                self._confirm(action, targets, value.strip())
+
+        if self._is_slinky(key):
+            job = self.snapshot.jobs.get(key)
+            current = (job.partition or "") if job is not None else ""
+            self.push_screen(
+                PromptScreen(
+                    "Move to Slurm partition (slurmjob.slinky.slurm.net/partition)", current, "e.g. gpu"
+                ),
+                got_queue,
+            )
+            return
+        leaves = [p for p, q in self.result.queues.items() if not q.children]
+        self.push_screen(PickScreen("Move to queue", leaves), got_queue)
+
     def _previews(self, requests: list[ActionRequest]) -> list[Preview]:
         """The actuator's preview of each request (a dry run on a live cluster); never raises."""
         previews: list[Preview] = []
@@ -855,7 +945,10 @@ class HpctopApp(App[None]):
     def _confirm(
         self, action: ActionKind, targets: list[tuple[JobKey, str, str]], value: str | int | None
     ) -> None:
-        requests = [ActionRequest(action, key, uid, value) for key, uid, _ in targets]
+        requests = [
+            ActionRequest(action, key, uid, value, scheduler=self._scheduler_of(key))
+            for key, uid, _ in targets
+        ]
         names = [shown for _, _, shown in targets]
         title = f"{action.value.capitalize()} {len(targets)} job(s)"
         self.action_busy = True
@@ -867,6 +960,10 @@ class HpctopApp(App[None]):
             self._ask(preview_text(title, previews, names), requests, previews)
 
         self.off_loop(lambda: self._previews(requests), ask, "preview")
+
+    def _scheduler_of(self, key: JobKey) -> str:
+        job = self.snapshot.jobs.get(key)
+        return job.scheduler_name if job is not None else ""
 
     def _ask(self, body: Text, requests: list[ActionRequest], previews: list[Preview]) -> None:
         def decided(ok: bool | None) -> None:
