@@ -14,8 +14,9 @@ What is measured and asserted, while the burst is applied:
 
 - key handling: the sort key is pressed every few tenths of a second, and the time from the key
   event to the jobs table's new sort column is recorded; the median must be under 100 ms (the
-  catalogue's figure) and the worst under a looser bound (a 2-core CI runner shared with other
-  jobs has pauses of its own);
+  catalogue's figure) and the worst under a looser bound: a key that arrives during a full
+  cyclic-GC collection waits for it (the session freezes the heap after the first sync, so only
+  what the burst allocated is scanned, but on a loaded 2-core machine that is still 0.2-0.6 s);
 - coalescing: the console publishes a new view at most once per tick however many events arrive
   (``publishes`` and the session's ``schedule_runs`` against the ticks that fired), and the
   reflectors applied every event (``ReflectorStatus.events``): per key, the view holds the latest;
@@ -250,6 +251,7 @@ async def burst_under_console(tmp_path: Path, objects: int, rounds: int) -> dict
         "ticks": ticks,
         "keys": len(latencies),
         "latency_median_ms": statistics.median(latencies) * 1000,
+        "latency_p90_ms": sorted(latencies)[int(0.9 * (len(latencies) - 1))] * 1000,
         "latency_max_ms": max(latencies) * 1000,
     }
 
@@ -305,4 +307,6 @@ async def test_w15_10k_objects_50k_events(tmp_path: Path) -> None:
     measured = await burst_under_console(tmp_path, objects=10_000, rounds=5)
     print(measured)
     assert measured["latency_median_ms"] < 100, measured
-    assert measured["latency_max_ms"] < 500, measured
+    # the worst key waits for a full collection of what the burst allocated since the heap was
+    # frozen (0.2-0.6 s on a loaded 2-core machine): reported, bounded loosely
+    assert measured["latency_max_ms"] < 1000, measured
