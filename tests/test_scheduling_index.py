@@ -234,10 +234,10 @@ def test_backfill_search_matches_the_sorted_event_sweep(seed: int) -> None:
         until = rng.choice((INF, 1300.0, 2500.0))
         fast, names = _random_profile(seed)
         plain, _ = _random_profile(seed)
-        whole = {n: fast.live[n].whole_free() for n in names}
-        got = earliest_start(fast, names, req, m, until, whole)
+        fitting = [n for n in names if fast.live[n].whole_free() >= req.whole]
+        got = earliest_start(fast, names, req, m, until, fitting)
         # a second search on the same profile reuses the released states the first one kept
-        again = earliest_start(fast, names, req, m, until, whole)
+        again = earliest_start(fast, names, req, m, until, fitting)
         want = earliest_start_ref(plain, names, req, m, until)
         want_again = earliest_start_ref(plain, names, req, m, until)
         assert got == want
@@ -272,7 +272,12 @@ def test_cycle_is_the_same_without_the_index(
     plain_search = earliest_start  # what core calls; replaced there below
 
     def search_without_index(
-        profile: Profile, names: Sequence[str], req: Request, m: int, until: float = INF, whole: object = None
+        profile: Profile,
+        names: Sequence[str],
+        req: Request,
+        m: int,
+        until: float = INF,
+        fitting: object = None,
     ) -> tuple[float, list[tuple[str, tuple[int, ...]]]] | None:
         return plain_search(profile, names, req, m, until, None)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hpctop.model.objects import JobKey
@@ -68,6 +68,7 @@ class Profile:
         self._avail: dict[tuple[str, float, float], tuple[int, NodeFree]] = {}
         self._released: dict[str, tuple[int, list[NodeFree], list[dict[int, int]]]] = {}
         self._shapes: dict[tuple[Request, int], int] = {}
+        self._groups: dict[str, tuple[int, list[tuple[float, int, int]]]] = {}
 
     def touch(self, node: str) -> None:
         """The node's live state changed (a placement): cached windows of it are stale."""
@@ -95,6 +96,25 @@ class Profile:
                 states.append(nf)
                 found[2].append({})
         return states[count - 1]
+
+    def release_groups(self, node: str) -> list[tuple[float, int, int]]:
+        """The node's release times as (time, releases up to and at it, releases at it), kept per version.
+
+        A search takes a node's releases at one time together, so it needs one heap entry per
+        distinct time rather than per release (overdue pods of a node all end at now + 1 s).
+        """
+        version = self._version.get(node, 0)
+        found = self._groups.get(node)
+        if found is not None and found[0] == version:
+            return found[1]
+        groups: list[tuple[float, int, int]] = []
+        for i, (when, _req, _indices) in enumerate(self.releases.get(node, ())):
+            if groups and groups[-1][0] == when:
+                groups[-1] = (when, i + 1, groups[-1][2] + 1)
+            else:
+                groups.append((when, i + 1, 1))
+        self._groups[node] = (version, groups)
+        return groups
 
     def shape(self, req: Request, m: int) -> int:
         """A small number standing for (req, m) in this cycle (cheaper to hash than the request)."""
@@ -208,7 +228,7 @@ def earliest_start(
     req: Request,
     m: int,
     until: float = INF,
-    whole: Mapping[str, int] | None = None,
+    fitting: Iterable[str] | None = None,
 ) -> tuple[float, list[tuple[str, tuple[int, ...]]]] | None:
     """The first future change time (before ``until``) at which ``m`` members fit on ``nodes`` for good.
 
@@ -218,9 +238,10 @@ def earliest_start(
     so its state is advanced by giving back each release as the search passes it; a reserved node
     is re-evaluated only when the search passes one of its own change points.
 
-    ``whole`` is the live count of fully free GPUs per node (``placement.WholeIndex.count``):
-    a node with fewer than the member's whole GPUs hosts none now, so its state is not derived
-    until a change of its own is passed. The nodes' change times are merged lazily through a
+    ``fitting``, when given, holds every node of ``nodes`` that may host a member now (the
+    free-capacity index's candidates: a node without the member's whole GPUs live hosts none,
+    live or under reservations); the others' states are not derived until a change of their
+    own is passed. The nodes' change times are merged lazily through a
     heap (each node's list is already in time order), so a search that ends early never builds
     or sorts the events it does not reach; events are still taken a time at a time, in the same
     order, and counted against the same budget as a full sort would.
@@ -232,19 +253,20 @@ def earliest_start(
     now = profile.now
     reservations = profile.reservations
     releases = profile.releases
-    # per node position: its own future events (time, release or None for a reserved change point)
-    streams: list[list[tuple[float, Request | None, tuple[int, ...]]] | None] = [None] * len(nodes)
+    # per node position: its own future change times as (time, releases given back after it,
+    # events at that time); a reserved node's change points give back nothing (0) and count one
+    streams: list[list[tuple[float, int, int]] | None] = [None] * len(nodes)
     heap: list[tuple[float, int, int]] = []  # (time, node position, index in the node's stream)
     for k, name in enumerate(nodes):
         if name in reservations:
-            points = [(p, None, ()) for p in profile.change_points(name) if now < p < until]
+            points = [(p, 0, 1) for p in profile.change_points(name) if now < p < until]
             if points:
-                streams[k] = points  # type: ignore[assignment]
+                streams[k] = points
                 heap.append((points[0][0], k, 0))
-        else:
-            mine = releases.get(name)
+        elif name in releases:
+            mine = profile.release_groups(name)
             if mine and mine[0][0] < until:
-                streams[k] = mine  # type: ignore[assignment]
+                streams[k] = mine
                 heap.append((mine[0][0], k, 0))
     if not heap:
         return None
@@ -252,10 +274,7 @@ def earliest_start(
     current: dict[str, NodeFree] = {}
     hosts: dict[str, int] = {}
     total = 0
-    need = req.whole if whole is not None else 0
-    for name in nodes:
-        if need and whole is not None and whole.get(name, 0) < need:
-            continue  # hosts none now, live or under reservations (never more than live)
+    for name in nodes if fitting is None else fitting:
         nf = profile.avail(name, now, INF) if name in reservations else profile.live[name]
         current[name] = nf
         h = nf.hosts(req, m)
@@ -273,10 +292,10 @@ def earliest_start(
             assert stream is not None
             if pos + 1 < len(stream) and stream[pos + 1][0] < until:
                 heapq.heappush(heap, (stream[pos + 1][0], k, pos + 1))
-            name = nodes[k]
-            profile.budget -= 1
-            # an unreserved node gives back its releases in order: after this one, the first pos + 1
-            touched[name] = 0 if stream[pos][1] is None else pos + 1
+            _, count, events = stream[pos]
+            profile.budget -= events
+            # an unreserved node gives back its releases in order: after this time, the first count
+            touched[nodes[k]] = count
         steps += 1
         for name, count in touched.items():
             if count:

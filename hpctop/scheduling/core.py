@@ -497,9 +497,8 @@ class _Cycle:
             best: tuple[float, str, list[tuple[str, tuple[int, ...]]]] | None = None
             for pname in usable:
                 _, names = self.matching(sig, pname)
-                found = earliest_start(
-                    self.profile, names, req, m, best[0] if best else INF, self.index.count
-                )
+                fitting = self.candidates(sig, pname, names, req)
+                found = earliest_start(self.profile, names, req, m, best[0] if best else INF, fitting)
                 if found is not None and (best is None or found[0] < best[0]):
                     best = (found[0], pname, found[1])
             if best is not None:
