@@ -181,19 +181,42 @@ def test_gang_scan_matches_the_plain_scan(seed: int) -> None:
         assert got_cap == want_cap
 
 
+def _count_whole(nf: NodeFree) -> int:
+    return sum(1 for g in nf.gpus if g >= 1000)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_kept_whole_gpu_count_follows_every_change(seed: int) -> None:
+    rng = random.Random(seed)
+    nf = _random_node(rng, 0)
+    other = _random_node(rng, 1)
+    for _ in range(60):
+        req = _random_request(rng)
+        indices = [rng.randrange(-1, len(nf.gpus) + 1) for _ in range(max(req.whole, 1))]
+        nf.charge(req, indices, rng.choice((1, -1)))
+        assert nf.whole_free() == _count_whole(nf)
+        copy = nf.clone()
+        assert copy.whole_free() == _count_whole(copy)
+        if rng.random() < 0.2:
+            nf.minimum(other)
+            assert nf.whole_free() == _count_whole(nf)
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_whole_index_candidates_are_the_nodes_a_scan_keeps(seed: int) -> None:
     rng = random.Random(seed)
     nodes = [_random_node(rng, i) for i in range(60)]
-    index = WholeIndex({nf.name: nf.whole_free() for nf in nodes})
+    index = WholeIndex({nf.name: _count_whole(nf) for nf in nodes})
     for _ in range(30):
-        nf = rng.choice(nodes)  # change a node's live state, as a placement does, and tell the index
-        nf.gpus = [rng.choice((1000, 500, 0)) for _ in nf.gpus]
-        index.update(nf)
+        i = rng.randrange(len(nodes))  # a node's live state changes, as by a placement; tell the index
+        old = nodes[i]
+        gpus = [rng.choice((1000, 500, 0)) for _ in old.gpus]
+        nodes[i] = NodeFree(old.name, old.cpu, old.memory, old.ext, gpus, old.domain, None)
+        index.update(nodes[i])
         subset = sorted(nf.name for nf in rng.sample(nodes, rng.randint(0, len(nodes))))
         k = rng.randint(0, 9)
         by_name = {nf.name: nf for nf in nodes}
-        want = [n for n in subset if by_name[n].whole_free() >= k] if k else subset
+        want = [n for n in subset if _count_whole(by_name[n]) >= k] if k else subset
         assert list(index.candidates(subset, frozenset(subset), k)) == want
 
 

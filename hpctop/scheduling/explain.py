@@ -145,7 +145,7 @@ def scarce(
     first = needs[0][0] if needs else "pods"
     if req.whole:  # a node without that many whole free GPUs hosts none: skip it cheaply
         k = req.whole
-        total = sum(nf.hosts(req, m) for nf in nodes if len([g for g in nf.gpus if g >= 1000]) >= k)
+        total = sum(nf.hosts(req, m) for nf in nodes if nf.whole >= k)
     else:
         total = sum(nf.hosts(req, m) for nf in nodes)
     what = ", ".join(n for _, n in needs) or "nothing"

@@ -63,9 +63,14 @@ class Request:
 
 
 class NodeFree:
-    """Mutable free resources of one node during a cycle (or a scratch copy of them)."""
+    """Mutable free resources of one node during a cycle (or a scratch copy of them).
 
-    __slots__ = ("cpu", "domain", "ext", "gpus", "memory", "name", "product")
+    ``whole`` (fully free GPU indices) is kept up to date by ``charge`` and ``minimum``, the only
+    writers of ``gpus``: whole-GPU checks are the hot path of every scan, and counting the list
+    each time was a large share of a cycle at 10k nodes.
+    """
+
+    __slots__ = ("cpu", "domain", "ext", "gpus", "memory", "name", "product", "whole")
 
     def __init__(
         self,
@@ -76,6 +81,7 @@ class NodeFree:
         gpus: list[int],
         domain: str | None,
         product: str | None,
+        whole: int | None = None,
     ) -> None:
         self.name = name
         self.cpu = cpu
@@ -84,6 +90,7 @@ class NodeFree:
         self.gpus = gpus
         self.domain = domain
         self.product = product
+        self.whole = len([g for g in gpus if g >= 1000]) if whole is None else whole
 
     @staticmethod
     def empty(node: Node, product: str | None) -> NodeFree:
@@ -101,11 +108,18 @@ class NodeFree:
 
     def clone(self) -> NodeFree:
         return NodeFree(
-            self.name, self.cpu, self.memory, dict(self.ext), list(self.gpus), self.domain, self.product
+            self.name,
+            self.cpu,
+            self.memory,
+            dict(self.ext),
+            list(self.gpus),
+            self.domain,
+            self.product,
+            self.whole,
         )
 
     def whole_free(self) -> int:
-        return sum(1 for g in self.gpus if g >= 1000)
+        return self.whole
 
     def max_gpu_free(self) -> int:
         return max(self.gpus, default=0)
@@ -132,7 +146,7 @@ class NodeFree:
         if self.cpu < req.cpu or self.memory < req.memory:
             return False
         if req.whole:
-            if sum(1 for g in self.gpus if g >= 1000) < req.whole:
+            if self.whole < req.whole:
                 return False
         elif req.frac and max(self.gpus, default=0) < req.frac:
             return False
@@ -158,9 +172,13 @@ class NodeFree:
         for key, need in req.ext:
             self.ext[key] = self.ext.get(key, 0) - sign * need
         per_index = 1000 if req.whole else req.frac
+        gpus = self.gpus
         for i in indices:
-            if 0 <= i < len(self.gpus):
-                self.gpus[i] -= sign * per_index
+            if 0 <= i < len(gpus):
+                was = gpus[i] >= 1000
+                gpus[i] -= sign * per_index
+                if was != (gpus[i] >= 1000):
+                    self.whole += -1 if was else 1
 
     def place(self, req: Request) -> tuple[int, ...]:
         """Place one member here (assumes it fits) and return its GPU indices."""
@@ -177,6 +195,7 @@ class NodeFree:
         for i, g in enumerate(other.gpus):
             if i < len(self.gpus) and g < self.gpus[i]:
                 self.gpus[i] = g
+        self.whole = len([g for g in self.gpus if g >= 1000])
 
 
 class WholeIndex:
@@ -359,7 +378,7 @@ def choose_counted(
         if h <= 0:
             continue
         if k:
-            free = len([g for g in nf.gpus if g >= 1000])
+            free = nf.whole
             if free < k:
                 continue
             h = min(h, free // k)
