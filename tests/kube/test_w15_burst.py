@@ -284,7 +284,8 @@ async def test_w15_views_are_rebuilt_at_most_once_per_min_refresh(
         runs = session.schedule_runs - runs_before
         assert reads > 100 and changes > 100
         assert 1 <= runs <= elapsed / session.min_refresh + 1, (runs, reads)
-        assert session.refreshes_coalesced - coalesced_before >= reads - runs - 1
+        coalesced = session.refreshes_coalesced - coalesced_before
+        assert coalesced > 0 and coalesced + runs <= reads + 1  # the other reads found nothing new
 
         def latest() -> bool:
             shown = {k: p.resource_version for k, p in session.snapshot.pods.items()}
