@@ -70,7 +70,7 @@ from hpctop.tui.themes import DEFAULT_THEME, DEFAULT_VARIABLES, load_themes
 from hpctop.tui.widgets.charts import ChartsPane
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
-from hpctop.tui.widgets.queues import QueuePane
+from hpctop.tui.widgets.queues import QueuePane, with_local_queues
 from hpctop.tui.widgets.status import StatusBar, StatusInfo
 
 if TYPE_CHECKING:
@@ -308,7 +308,8 @@ class HpctopApp(App[None]):
             self._gpu_map = self._main(GpuPane, "#gpus").map_for(snapshot, result.partitions)
             self._main(GpuPane, "#gpus").set_map(self._gpu_map, queue_order)
         self._main(GpuPane, "#gpus").set_metrics(getattr(self.session, "gpu_metrics", None))
-        self._main(QueuePane, "#queues").set_queues(result.queues, result.cluster.gpu)
+        shown, local = with_local_queues(result.queues, snapshot.queues)
+        self._main(QueuePane, "#queues").set_queues(shown, result.cluster.gpu, local)
         self.history.record(snapshot, result)
         charts = self._main(ChartsPane, "#charts")
         if charts.display:

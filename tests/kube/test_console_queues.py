@@ -272,3 +272,43 @@ async def test_a_403_greying_expires(fake: FakeApiServer, live: LiveConsoleSessi
         assert app.check_action("queue_stop", ("close",)) is None
         now[0] += 301.0  # DENIED_TTL later the rules review decides again
         assert app.check_action("queue_stop", ("close",)) is True
+
+
+async def test_a_local_queue_row_closes_and_opens_its_local_queue(
+    fake: FakeApiServer, live: LiveConsoleSession
+) -> None:
+    path = f"root.{CQ}.team-a/team-q"
+    app = make_app(live, tick_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        app.step_now(0)
+        await pilot.pause()
+        pane = app.query_one(QueuePane)
+        assert path in pane.local and pane.queues[f"root.{CQ}"].children == (path,)
+        assert path not in live.result.queues  # a display row: the core's tree is unchanged
+        await pilot.press("2")
+        assert pane.select(path)
+        await settle(app, pilot)
+        assert app.queue_target() == ("LocalQueue", "team-q", "team-a")
+        assert app.check_action("queue_stop", ("close",)) is True
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press("enter")  # Hold
+        await settle(app, pilot)
+        shown = confirm_text(app)
+        assert "Close LocalQueue team-a/team-q (spec.stopPolicy Hold)" in shown
+        assert "PATCH /apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues/team-q" in shown
+        await pilot.press("y")
+        await settle(app, pilot)
+        lq = fake.get(LOCAL_QUEUES, "team-q", "team-a")
+        assert lq is not None and lq["spec"]["stopPolicy"] == "Hold"
+        await until(lambda: live.snapshot.queues[path].state == "Held", what="the LocalQueue held")
+        app.step_now(0)
+        await pilot.pause()
+        assert pane.queues[path].state.value == "closed"  # the row says so: "[closed]"
+        await pilot.press("o")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        lq = fake.get(LOCAL_QUEUES, "team-q", "team-a")
+        assert lq is not None and lq["spec"]["stopPolicy"] == "None"
+    assert fake.get(CLUSTER_QUEUES, CQ)["spec"]["stopPolicy"] == "None"  # type: ignore[index]

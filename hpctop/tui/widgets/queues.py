@@ -7,6 +7,10 @@ beyond its guarantee. Over-share queues are drawn in ``queue-over-share`` colour
 ``⇡``, so the meaning does not depend on colour. Queue paths come from scheduler configuration that
 other people write, so they are sanitised before drawing.
 
+Kueue LocalQueues carry no quota, so the scheduling core leaves them out of its tree; the pane
+still lists them (:func:`with_local_queues`) under their ClusterQueue, without a bar, because a
+LocalQueue row is where ``x``/``o`` close and open one (its ``spec.stopPolicy``).
+
 Mouse: a click selects a queue, a click on its ``▾``/``▸`` expands or collapses it, and a double
 click asks the app (:class:`QueuePane.FilterJobs`) to show only that queue's jobs in the jobs pane;
 the pane does not know the jobs pane, the app wires the two.
@@ -14,6 +18,7 @@ the pane does not know the jobs pane, the app wires the two.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -27,6 +32,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from hpctop.model.objects import QueueInfo
+from hpctop.model.policy import QueueState
+from hpctop.model.resources import ZERO
 from hpctop.scheduling.types import QueueStatus
 from hpctop.tui.colors import Palette, queue_var
 from hpctop.tui.keymap import bindings
@@ -38,6 +46,50 @@ NAME = 14
 
 def _g(milli: int) -> str:
     return f"{milli / 1000:g}"
+
+
+def with_local_queues(
+    queues: Mapping[str, QueueStatus], infos: Mapping[str, QueueInfo]
+) -> tuple[dict[str, QueueStatus], frozenset[str]]:
+    """The core's queue tree plus each Kueue LocalQueue as a child row of its ClusterQueue, and the
+    paths of those rows (display only: the core never sees them)."""
+    by_parent: dict[str, list[QueueInfo]] = {}
+    for info in infos.values():
+        if info.kind == "local" and info.parent is not None and info.parent in queues:
+            by_parent.setdefault(info.parent, []).append(info)
+    if not by_parent:
+        return dict(queues), frozenset()
+    out: dict[str, QueueStatus] = {}
+    local: set[str] = set()
+    for path, status in queues.items():
+        children = by_parent.get(path, [])
+        if not children:
+            out[path] = status
+            continue
+        kids = tuple(i.path for i in children)
+        out[path] = dataclasses.replace(status, children=(*status.children, *kids))
+        for info in children:
+            local.add(info.path)
+            out[info.path] = QueueStatus(
+                path=info.path,
+                parent=path,
+                children=(),
+                depth=status.depth + 1,
+                state=QueueState.CLOSED if info.state == "Held" else QueueState.OPEN,
+                guaranteed=ZERO,
+                max=None,
+                used=info.allocated,
+                pending=info.pending,
+                running_jobs=info.admitted_jobs,
+                pending_jobs=info.pending_jobs,
+                dominant_share=0.0,
+                dominant_resource="",
+                cluster_share=0.0,
+                normalized_share=0.0,
+                fairshare_factor=1.0,
+                borrowing=False,
+            )
+    return out, frozenset(local)
 
 
 class QueuePane(ScrollView, can_focus=True):
@@ -64,9 +116,14 @@ class QueuePane(ScrollView, can_focus=True):
         self.collapsed: set[str] = set()
         self.cursor = 0
         self.cluster_gpu = 0
+        #: rows that are Kueue LocalQueues (no quota of their own: drawn without a bar)
+        self.local: frozenset[str] = frozenset()
         self._palette = Palette()
 
-    def set_queues(self, queues: Mapping[str, QueueStatus], cluster_gpu: int) -> None:
+    def set_queues(
+        self, queues: Mapping[str, QueueStatus], cluster_gpu: int, local: frozenset[str] = frozenset()
+    ) -> None:
+        self.local = local
         self.queues = dict(queues)
         self.order = list(queues)
         self.cluster_gpu = cluster_gpu
@@ -157,7 +214,8 @@ class QueuePane(ScrollView, can_focus=True):
         if q.children and 2 * q.depth <= offset.x < 2 * q.depth + 2:
             self.action_toggle_queue()
         elif event.chain >= 2:
-            self.post_message(self.FilterJobs(path))
+            # a LocalQueue's jobs are counted on its ClusterQueue (Job.queue is the CQ's path)
+            self.post_message(self.FilterJobs(q.parent if path in self.local and q.parent else path))
         self.refresh()
 
     def _line(self, path: str, is_cursor: bool, width: int) -> list[Segment]:
@@ -175,6 +233,12 @@ class QueuePane(ScrollView, can_focus=True):
         name = sanitize_display(q.path.rsplit(".", 1)[-1], cap=64)
         label = set_cell_size("  " * q.depth + marker + name, NAME)  # cells, not code points (T5)
         segs = [Segment(label + " ", base)]
+        if path in self.local:
+            segs.append(Segment("LocalQueue".ljust(BAR + 13), base + pal.style(app, fg="gpu-free")))
+            segs.append(Segment(f" R{q.running_jobs} PD{q.pending_jobs}".ljust(10), base))
+            if q.state.value != "open":
+                segs.append(Segment(f" [{q.state.value}]", base + pal.style(app, fg="warning")))
+            return segs
         top = q.max.gpu if q.max is not None and q.max.gpu else max(self.cluster_gpu, q.used.gpu, 1)
         filled = min(round(q.used.gpu / top * BAR), BAR) if top else 0
         guar = min(round(q.guaranteed.gpu / top * BAR), BAR) if top and q.guaranteed.gpu else -1
