@@ -258,6 +258,22 @@ async def test_c1_always_interactive_plugin_refuses_to_run_without_a_terminal(
     assert starts_of(log) == []  # not even started
 
 
+async def test_c1_missing_plugin_names_it_and_gives_the_install_hint(tmp_path: Path, server_url: str) -> None:
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": str(tmp_path / "kubelogin"),
+            "interactiveMode": "IfAvailable",
+            "installHint": "kubelogin is missing:\n  brew install int128/kubelogin/kubelogin",
+        }
+    }
+    config = write_kubeconfig(tmp_path / "config", server_url, user=user)
+    with pytest.raises(KubeConfigError) as info:
+        await load_connection(str(config), exec_io=ExecIO(terminal=False))
+    assert "kubelogin" in str(info.value) and "FileNotFoundError" in str(info.value)
+    assert "brew install int128/kubelogin/kubelogin" in str(info.value) and "\n" not in str(info.value)
+
+
 # -- C3: in-cluster token rotation -------------------------------------------------------------
 
 

@@ -134,7 +134,9 @@ async def run_exec_plugin(exec_config: Any, io: ExecIO) -> dict[str, Any]:
             start_new_session=not interactive,
         )
     except OSError as exc:
-        raise KubeConfigError(f"cannot run the credential plugin: {type(exc).__name__}") from None
+        hint = " ".join(str(_get(exec_config, "installHint") or "").split())[:200]
+        message = f"cannot run the credential plugin {args[0]!r}: {type(exc).__name__}"
+        raise KubeConfigError(f"{message}; {hint}" if hint else message) from None
     try:
         async with asyncio.timeout(timeout):
             stdout, _stderr = await proc.communicate()  # stderr: captured, never shown (C4)
