@@ -472,12 +472,7 @@ class HpctopApp(App[None]):
         if info.backend != "kueue" or info.kind not in ("cluster", "local"):
             return (
                 f"{shown} is a {info.backend} {info.kind} queue: only a Kueue ClusterQueue or LocalQueue "
-                "is closed or opened from hpctop (its spec.stopPolicy)"
-                + (
-                    "; a Kueue cohort has no stopPolicy, close its ClusterQueues"
-                    if info.kind == "cohort"
-                    else ""
-                )
+                f"is closed or opened from hpctop (its spec.stopPolicy){_queue_how(info.backend, info.kind)}"
             )
         if info.kind == "cluster":
             return ("ClusterQueue", info.name, "")
@@ -1099,6 +1094,20 @@ class HpctopApp(App[None]):
         else:
             body.append_text(preview_text(f"{kind} {len(previews)} job(s), as they are now", previews, names))
         self._ask(body, [p.request for p in previews], previews)
+
+
+def _queue_how(backend: str, kind: str) -> str:
+    """How a queue hpctop does not close is closed, for the refusal."""
+    if kind == "cohort":
+        return "; a Kueue cohort has no stopPolicy: close its ClusterQueues"
+    if backend == "volcano":
+        return "; a Volcano queue closes with a CloseQueue bus Command, which hpctop does not send yet"
+    if backend == "yunikorn":
+        return (
+            "; YuniKorn has no close/open switch (a queue removed from queues.yaml in the "
+            "yunikorn-configs ConfigMap drains), and hpctop does not edit that ConfigMap"
+        )
+    return ""
 
 
 def _filters_dict(f: Filters) -> dict[str, Any]:
