@@ -259,11 +259,23 @@ def test_backfill_search_matches_the_sorted_event_sweep(seed: int) -> None:
         plain, _ = _random_profile(seed)
         fitting = [n for n in names if fast.live[n].whole_free() >= req.whole]
         got = earliest_start(fast, names, req, m, until, fitting)
-        # a second search on the same profile reuses the released states the first one kept
-        again = earliest_start(fast, names, req, m, until, fitting)
         want = earliest_start_ref(plain, names, req, m, until)
-        want_again = earliest_start_ref(plain, names, req, m, until)
         assert got == want
+        # between searches the cycle places and reserves; the next search reuses the kept
+        # streams and released states of the nodes left alone and must see the changed ones
+        for profile in (fast, plain):
+            change = random.Random(seed)
+            name = change.choice(names)
+            one = Request(1000, 2**30, (), 1, 0)
+            if change.random() < 0.5:
+                profile.live[name].charge(one, (7,))
+                profile.add_release(name, profile.now + change.choice((30.0, 700.0)), one, (7,))
+            else:
+                start = profile.now + change.choice((45.0, 500.0))
+                profile.add_reservation(("ns", "Job", "later"), "p", start, INF, [(name, (6,))], one)
+        fitting = [n for n in names if fast.live[n].whole_free() >= req.whole]
+        again = earliest_start(fast, names, req, m, until, fitting)
+        want_again = earliest_start_ref(plain, names, req, m, until)
         assert again == want_again
         assert fast.budget == plain.budget
 
