@@ -149,10 +149,33 @@ def test_whole_trace_through_the_core() -> None:
     print(
         f"\nwhole trace: {end:.0f} virtual s in {wall:.1f} s wall ({cpu:.1f} s CPU) = {end / wall:.0f} "
         f"virtual s per real s; {session.cluster.events_emitted} events, {session.binds} binds, "
-        f"{session.schedule_runs} core runs ({session.schedule_seconds:.1f} s in the core); {dict(states)}"
+        f"{session.schedule_runs} core runs ({session.schedule_seconds:.1f} s in the core), "
+        f"{session.skipped_cycles} scheduling points skipped (nothing fits); {dict(states)}"
     )
     assert not session.store.skipped and not session.bind_failures
     assert session.elapsed < 40_000
     live = [j for j in session.snapshot.jobs.values() if j.kind == "batch" and not j.state.is_finished]
     assert all(j.state in (JobState.HELD, JobState.PENDING) for j in live)
     assert states["COMPLETED"] > 6000 and states["FAILED"] > 1500
+
+
+@pytest.mark.slow
+def test_skipping_impossible_cycles_changes_no_decision_on_the_trace() -> None:
+    """To past t = 10,000, where only jobs that fit nowhere wait: the same binds with and without skipping.
+
+    Skipped points are where ``placement_possible`` is False; a session told that a bind is always
+    possible runs the core at every one of them and must reach the same cluster.
+    """
+    skipping = demo_session(seed=1)
+    always = demo_session(seed=1)
+    always.cluster.placement_possible = lambda: True  # type: ignore[method-assign]
+    for t in (2_400, 6_000, 10_500):
+        skipping.advance_to_elapsed(t)
+        always.advance_to_elapsed(t)
+        assert skipping.cluster.events_emitted == always.cluster.events_emitted
+        a, b = skipping.snapshot, always.snapshot
+        assert a.pods.keys() == b.pods.keys()
+        assert all(a.pods[k].node_name == b.pods[k].node_name for k in a.pods)
+        assert all(a.pods[k].gpu_indices == b.pods[k].gpu_indices for k in a.pods)
+    assert skipping.skipped_cycles > 100 and skipping.schedule_runs < always.schedule_runs
+    assert skipping.result.pending_order == always.result.pending_order
