@@ -170,3 +170,36 @@ def test_gpu_map_cache_matches_build_gpu_map_and_rebuilds_only_changed_nodes() -
     before = cache.build(session.snapshot, session.result.partitions)
     session.refresh()
     assert cache.build(session.snapshot, session.result.partitions) is before and cache.rebuilt == 0
+
+
+async def test_prepared_publish_is_adopted_and_keeps_the_cursor_on_its_job() -> None:
+    """The tick worker's ``prepare`` builds the view; ``set_rows`` then only swaps it in."""
+    from hpctop.tui.app import make_app
+    from hpctop.tui.widgets.jobs import JobsTable
+
+    session = SampleSession(seed=2)
+    app = make_app(session, tick_interval=0, clock=lambda: 0.0, show_charts=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        jobs = app.query_one("#jobs", JobsTable)
+        jobs.sort_by("USER", reverse=False)
+        jobs._move_to(5)
+        followed = jobs.current_key
+        rows = list(jobs.rows)
+        rows[7] = replace(rows[7], prio=rows[7].prio + 1)
+        rows.append(replace(rows[0], key=("x", "arrived"), user="aaa"))
+        jobs.prepare(rows, jobs.now)  # what the tick worker does before the publish
+        prepared = jobs._prepared
+        assert prepared is not None and prepared.index.how == "incremental"
+        jobs.set_rows(rows, jobs.now)
+        assert jobs.view is prepared.view  # adopted, not recomputed
+        assert _same(jobs.view, apply_view(rows, jobs.filters, "USER", False, jobs.now))
+        assert jobs.current_key == followed
+        assert jobs.view[0].key == ("x", "arrived")
+        # a sort changed between prepare and publish: the view follows the new sort
+        jobs.prepare(rows[:-1] + rows[-1:], jobs.now)
+        jobs.sort_by("PRIO", reverse=True)
+        again = jobs._prepared.rows if jobs._prepared else rows
+        jobs.set_rows(again, jobs.now)
+        assert _same(jobs.view, apply_view(again, jobs.filters, "PRIO", True, jobs.now))
+        assert jobs.current_key == followed
+        await pilot.pause()
