@@ -169,8 +169,12 @@ class Profile:
     def released_hosts(self, node: str, count: int, shape: int, req: Request, m: int) -> tuple[NodeFree, int]:
         """``released(node, count)`` and its ``hosts(req, m)``, remembered with the state; ``shape``
         names (req, m)."""
-        state = self.released(node, count)
-        memo = self._released[node][2][count - 1]
+        found = self._released.get(node)
+        if found is None or found[0] != self._version.get(node, 0) or len(found[1]) < count:
+            self.released(node, count)
+            found = self._released[node]
+        state = found[1][count - 1]
+        memo = found[2][count - 1]
         h = memo.get(shape)
         if h is None:
             h = memo[shape] = state.hosts(req, m)
