@@ -186,8 +186,10 @@ POD_LIST = msgspec.json.Decoder(PodListS)
 NODE_EVENT = msgspec.json.Decoder(NodeEventS)
 NODE_LIST = msgspec.json.Decoder(NodeListS)
 
-#: what msgspec raises on bytes it does not take (the pydantic path then decides)
-NotTaken = (msgspec.ValidationError, msgspec.DecodeError)
+#: what msgspec raises on bytes it does not take (the pydantic path then decides): besides its
+#: own errors, invalid UTF-8 raises UnicodeDecodeError and very deep nesting (even in a field
+#: that is skipped) RecursionError
+NotTaken = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 __all__ = [
     "NODE_EVENT",
