@@ -182,7 +182,7 @@ def strict(raw: bytes) -> Pod | str | None:
         return None
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(POD)
 def test_msgspec_takes_only_what_the_wire_models_take_and_builds_the_same(obj: dict[str, Any]) -> None:
     raw = event("MODIFIED", obj)
@@ -332,7 +332,7 @@ def node_fast(raw: bytes) -> Node | None:
     return obj
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(NODE)
 def test_nodes_through_msgspec_match_the_wire_models(obj: dict[str, Any]) -> None:
     raw = event("MODIFIED", obj)
