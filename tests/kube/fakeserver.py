@@ -157,8 +157,11 @@ KUEUE_QUEUES: tuple[Res, ...] = (CLUSTER_QUEUES, LOCAL_QUEUES, CLUSTER_QUEUES_V1
 QUEUE_STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 #: Kueue's job webhook: these job labels may change only while the job is suspended (§5.2, §5.6)
 KUEUE_GUARDED_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
+#: ConfigMaps: YuniKorn's queues.yaml lives in one (``yunikorn-configs``), which hpctop patches
+CONFIGMAPS = Res("ConfigMap", "", "v1", "configmaps", True)
 ALL: tuple[Res, ...] = (
-    PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES
+    PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
+    CONFIGMAPS,
 )  # fmt: skip
 #: what the tiny Volcano controller makes of a Command's action: the vcjob's next status.state.phase
 VOLCANO_PHASES = {
@@ -398,6 +401,11 @@ class FakeApiServer(kmock.KubernetesEmulator):
     kueue_visibility: str | None = None
     #: paths of the visibility API requests answered
     visibility_requests: list[str] = attrs.field(factory=list, init=False)
+    #: YuniKorn's ``POST .../proxy/ws/v1/validate-conf`` through the service proxy (False: 404,
+    #: as when YuniKorn is not installed); its check is :func:`yunikorn_verdict`
+    yunikorn_validate: bool = True
+    #: the configs YuniKorn was asked to validate, parsed, in order
+    yunikorn_validated: list[Any] = attrs.field(factory=list, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -613,6 +621,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
             )
         if request.url.path.startswith(f"/apis/{VISIBILITY_GROUP}"):
             return self._visibility(request)
+        if request.url.path.endswith(YUNIKORN_VALIDATE) and "/services/" in request.url.path:
+            return self._yunikorn_validate(request)
         if request.resource is not None and request.resource.plural:
             if _is_review(request):
                 return self._review(request)
@@ -627,6 +637,29 @@ class FakeApiServer(kmock.KubernetesEmulator):
             )
         # Skip the emulator's own object tracking: this class keeps the state.
         return await kmock.KubernetesScaffold._handle(self, request)
+
+    # -- YuniKorn's validate-conf (through the API server's service proxy) ------------------------
+
+    def _yunikorn_validate(self, request: rendering.Request) -> aiohttp.web.Response:
+        if not self.yunikorn_validate or _method(request) != "POST":
+            return aiohttp.web.Response(
+                body=orjson.dumps(
+                    status(404, "NotFound", "the server could not find the requested resource")
+                ),
+                status=404,
+                content_type="application/json",
+            )
+        try:
+            config = orjson.loads(request.body) if request.body else None
+        except orjson.JSONDecodeError:
+            config = None
+        self.yunikorn_validated.append(config)
+        allowed, reason = yunikorn_verdict(config)
+        return aiohttp.web.Response(
+            body=orjson.dumps({"allowed": allowed, "reason": reason}),
+            status=200,
+            content_type="application/json",
+        )
 
     # -- Kueue's visibility API -----------------------------------------------------------------
 
@@ -1508,6 +1541,43 @@ class FakeApiServer(kmock.KubernetesEmulator):
             self._watchers.discard(queue)
             self._streams.pop(id(request), None)
             self.open_watches -= 1
+
+
+YUNIKORN_VALIDATE = "/proxy/ws/v1/validate-conf"
+
+
+def _quantity(value: Any) -> float | None:
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def yunikorn_verdict(config: Any) -> tuple[bool, str]:
+    """The part of YuniKorn's config check the tests need: a parsable partitions list, a root queue,
+    and no queue guaranteeing more of a (plain-number) resource than its max."""
+    if not isinstance(config, dict) or not isinstance(config.get("partitions"), list):
+        return False, "yaml: no partitions"
+    for partition in config["partitions"]:
+        queues = partition.get("queues") if isinstance(partition, dict) else None
+        if not isinstance(queues, list) or not any(
+            isinstance(q, dict) and q.get("name") == "root" for q in queues
+        ):
+            return False, "partition without a root queue"
+        stack = [(q, "") for q in queues]
+        while stack:
+            queue, parent = stack.pop()
+            if not isinstance(queue, dict):
+                return False, "a queue is not a mapping"
+            path = f"{parent}.{queue.get('name')}" if parent else str(queue.get("name"))
+            resources = queue.get("resources") or {}
+            guaranteed, maximum = resources.get("guaranteed") or {}, resources.get("max") or {}
+            for name, value in guaranteed.items():
+                g, m = _quantity(value), _quantity(maximum.get(name)) if name in maximum else None
+                if g is not None and m is not None and g > m:
+                    return False, f"guaranteed resource {name} exceeds max for queue {path}"
+            stack.extend((child, path) for child in queue.get("queues") or [])
+    return True, ""
 
 
 class _EndStream(Exception):

@@ -1,0 +1,353 @@
+"""YuniKorn queue priority and quota, through its ``yunikorn-configs`` ConfigMap (SCHEDULERS.md §4.3,
+§9.2).
+
+Why the ConfigMap: YuniKorn's REST API only reads; a queue's ``priority.offset`` property and its
+``resources.guaranteed``/``max`` live in ``queues.yaml`` inside that ConfigMap, which YuniKorn
+hot-reloads. So a change is: read the ConfigMap, change the one queue in the parsed document, ask
+YuniKorn to validate the result (``POST .../proxy/ws/v1/validate-conf``: a config it rejects
+would stop every later reload), then one merge patch of ``data["queues.yaml"]`` carrying the
+ConfigMap's resourceVersion, the server's dry run first. A concurrent edit is a 409 (never
+overwritten), and the rules of :mod:`hpctop.actions.kube` hold: access review before sending,
+audit records, a 403 explained and not retried, a lost answer settled by re-reading.
+
+What it costs: the file is re-serialised from the parsed YAML, so its comments and layout are
+not kept. The preview says so, with the number of comment lines lost, and shows every changed
+line of ``queues.yaml``, so the user confirms the exact text. The document goes to
+``validate-conf`` as JSON, which YAML parsers read (the transport sends JSON bodies only).
+Refused before anything is sent: read-only mode, a gzipped config (``queues.yaml.gz``), no
+``yunikorn-configs`` ConfigMap (only Helm's ``yunikorn-defaults``: create the override first), a
+queue the file does not name (a dynamic queue made by a placement rule), quota on ``root``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import yaml  # type: ignore[import-untyped]
+
+from hpctop.actions.kube import FIELD_MANAGER, MERGE_PATCH, KubeActions, Seen, StaleTarget, _dig, _message
+from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Forbidden, Preview
+from hpctop.errors import ActionFailed, ActionRefused
+from hpctop.sources.kube.errors import ServerUnreachable, StreamBroken
+from hpctop.sources.kube.transport import ReadOnlyViolation
+
+NAMESPACE = "yunikorn"
+CONFIGMAP = "yunikorn-configs"
+KEY = "queues.yaml"
+SERVICE = "yunikorn-service:9080"
+INT32 = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class QueueChange:
+    """What to change on one YuniKorn queue (dotted path under ``root``); None/empty: leave as is."""
+
+    queue: str
+    priority_offset: int | None = None
+    guaranteed: Mapping[str, str] = field(default_factory=dict)
+    maximum: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = []
+        if self.priority_offset is not None:
+            parts.append(f"priority.offset={self.priority_offset}")
+        parts += [f"guaranteed.{k}={v}" for k, v in self.guaranteed.items()]
+        parts += [f"max.{k}={v}" for k, v in self.maximum.items()]
+        return ", ".join(parts)
+
+
+def _load(text: str) -> Any:
+    return yaml.safe_load(text)
+
+
+def _dump(doc: Any) -> str:
+    return str(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True))
+
+
+def _find(doc: Any, partition: str, path: str) -> dict[str, Any] | None:
+    """The queue mapping at ``path`` (``root.a.b``) in ``partition``, or None."""
+    if not isinstance(doc, dict):
+        return None
+    for part in doc.get("partitions") or []:
+        if not isinstance(part, dict) or part.get("name", "default") != partition:
+            continue
+        level: Any = part.get("queues") or []
+        found: dict[str, Any] | None = None
+        for name in path.split("."):
+            found = next((q for q in level if isinstance(q, dict) and q.get("name") == name), None)
+            if found is None:
+                return None
+            level = found.get("queues") or []
+        return found
+    return None
+
+
+def _apply(queue: dict[str, Any], change: QueueChange) -> list[str]:
+    """Change ``queue`` in place; what changed, one line each."""
+    out: list[str] = []
+    if change.priority_offset is not None:
+        props = queue.setdefault("properties", {}) or {}
+        queue["properties"] = props
+        before = props.get("priority.offset")
+        props["priority.offset"] = str(change.priority_offset)
+        was = before if before is not None else "(unset)"
+        out.append(f"properties.priority.offset: {was} → {change.priority_offset}")
+    for which, values in (("guaranteed", change.guaranteed), ("max", change.maximum)):
+        if not values:
+            continue
+        resources = queue.setdefault("resources", {}) or {}
+        queue["resources"] = resources
+        block = resources.setdefault(which, {}) or {}
+        resources[which] = block
+        for name, value in values.items():
+            before = block.get(name)
+            block[name] = value
+            out.append(f"resources.{which}.{name}: {before if before is not None else '(unset)'} → {value}")
+    return out
+
+
+class YuniKornQueues:
+    """Previews and sets a YuniKorn queue's priority offset and quota, with ``actions``' client,
+    audit log and reviews. ``namespace`` is YuniKorn's; only the ``default`` partition exists on
+    Kubernetes."""
+
+    def __init__(self, actions: KubeActions, namespace: str = NAMESPACE, partition: str = "default") -> None:
+        self.actions = actions
+        self.namespace = namespace
+        self.partition = partition
+        #: (queue, change) → what the last preview saw and the file it would write
+        self._seen: dict[tuple[str, str], tuple[Seen, str]] = {}
+
+    @property
+    def path(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/configmaps/{CONFIGMAP}"
+
+    @property
+    def validate_path(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/services/{SERVICE}/proxy/ws/v1/validate-conf"
+
+    def request(self, change: QueueChange) -> ActionRequest:
+        return ActionRequest(
+            ActionKind.PRIORITY, (self.namespace, "YuniKornQueue", change.queue), value=change.describe()
+        )
+
+    @staticmethod
+    def _static_refusal(change: QueueChange) -> str | None:
+        if change.queue != "root" and not change.queue.startswith("root."):
+            return f"{change.queue!r} is not a YuniKorn queue path (root.<parent>.<queue>)"
+        if change.priority_offset is None and not change.guaranteed and not change.maximum:
+            return "nothing to change: give a priority offset or a quota"
+        if change.priority_offset is not None and not -INT32 - 1 <= change.priority_offset <= INT32:
+            return f"priority.offset is an int32; {change.priority_offset} is out of range"
+        if (change.guaranteed or change.maximum) and change.queue == "root":
+            return "YuniKorn takes no resources on root: its quota is the cluster"
+        for name, value in (*change.guaranteed.items(), *change.maximum.items()):
+            if not name or not str(value).strip():
+                return f"an empty resource name or value ({name!r}: {value!r})"
+        return None
+
+    async def _read(self) -> dict[str, Any] | None:
+        response = await self.actions.client.request("GET", self.path)
+        if response.status == 404:
+            return None
+        error = response.error()
+        if error is not None:
+            raise ActionFailed(f"cannot read ConfigMap {self.namespace}/{CONFIGMAP}: {error.detail}")
+        body = response.json()
+        return body if isinstance(body, dict) else None
+
+    def _plan(self, obj: Mapping[str, Any], change: QueueChange) -> tuple[str, list[str], list[str]] | str:
+        """(new queues.yaml, what changed, notes), or why not."""
+        data = obj.get("data") or {}
+        if KEY not in data:
+            if f"{KEY}.gz" in (obj.get("binaryData") or {}) or f"{KEY}.gz" in data:
+                return f"{self.namespace}/{CONFIGMAP} holds a gzipped {KEY}.gz: hpctop edits only plain {KEY}"
+            return f"{self.namespace}/{CONFIGMAP} has no {KEY} key"
+        text = str(data[KEY])
+        try:
+            doc = _load(text)
+        except yaml.YAMLError as exc:
+            return f"{KEY} in {self.namespace}/{CONFIGMAP} is not valid YAML ({exc}); fix it by hand first"
+        queue = _find(doc, self.partition, change.queue)
+        if queue is None:
+            return (
+                f"{change.queue} is not in {KEY} (partition {self.partition}): a queue made by a placement "
+                "rule has no entry to change; add it to the file first"
+            )
+        changed = _apply(queue, change)
+        new = _dump(doc)
+        if new == text:
+            return f"{change.queue} already has {change.describe()}; nothing to change"
+        comments = sum(1 for line in text.splitlines() if line.lstrip().startswith("#") or " #" in line)
+        notes = (
+            [f"queues.yaml is rewritten from its parsed form: {comments} comment line(s) are not kept"]
+            if comments
+            else []
+        )
+        diff = [
+            line
+            for line in difflib.unified_diff(text.splitlines(), new.splitlines(), lineterm="", n=0)
+            if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
+        ]
+        notes += [f"queues.yaml {line}" for line in diff[:40]]
+        return new, [f"{change.queue}: {c}" for c in changed], notes
+
+    def _patch(self, rv: str, new: str) -> dict[str, Any]:
+        return {"metadata": {"resourceVersion": rv}, "data": {KEY: new}}
+
+    async def preview(self, change: QueueChange) -> Preview:
+        """Validate with YuniKorn, then the API server's dry run of the ConfigMap patch."""
+        request = self.request(change)
+        refusal = self._static_refusal(change)
+        if refusal is None and self.actions.read_only:
+            refusal = "read-only mode: no action is sent to the cluster"
+        if refusal is not None:
+            return Preview(request, False, (), refusal=refusal)
+        try:
+            obj = await self._read()
+        except (ServerUnreachable, StreamBroken, ActionFailed) as exc:
+            return Preview(request, False, (), refusal=f"cannot read {self.namespace}/{CONFIGMAP}: {exc}")
+        if obj is None:
+            return Preview(
+                request, False, (),
+                refusal=(
+                    f"no ConfigMap {self.namespace}/{CONFIGMAP}: the queues come from Helm's "
+                    f"yunikorn-defaults; create {CONFIGMAP} (the override YuniKorn reads) first"
+                ),
+            )  # fmt: skip
+        plan = self._plan(obj, change)
+        if isinstance(plan, str):
+            return Preview(request, False, (), refusal=plan)
+        new, changed, notes = plan
+        seen = Seen(obj, self.actions._clock())
+        body = self._patch(seen.rv, new)
+        described = (f"PATCH {self.path}?fieldManager={FIELD_MANAGER} {orjson.dumps(body).decode()[:300]}…",)
+        try:
+            verdict = await self.actions.client.request("POST", self.validate_path, body=_load(new))
+        except ReadOnlyViolation:
+            return Preview(request, False, (), refusal="read-only mode: no action is sent to the cluster")
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
+        if not verdict.ok:
+            return Preview(
+                request, False, (),
+                refusal=f"YuniKorn's validate-conf failed (HTTP {verdict.status}): {_message(verdict)}",
+                requests=described,
+            )  # fmt: skip
+        answer = verdict.json()
+        if not (isinstance(answer, dict) and answer.get("allowed") is True):
+            reason = answer.get("reason") if isinstance(answer, dict) else answer
+            return Preview(
+                request, False, (), refusal=f"YuniKorn rejects the new {KEY}: {reason}", requests=described
+            )
+        try:
+            dry = await self.actions.client.request(
+                "PATCH", self.path, params={"fieldManager": FIELD_MANAGER, "dryRun": "All"}, body=body,
+                content_type=MERGE_PATCH,
+            )  # fmt: skip
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
+        if not dry.ok:
+            return Preview(
+                request, False, (),
+                refusal=f"the server would refuse this (HTTP {dry.status}): {_message(dry)}",
+                requests=described,
+            )  # fmt: skip
+        self._seen[(change.queue, change.describe())] = (seen, new)
+        changes = (
+            *changed,
+            "YuniKorn's validate-conf: allowed",
+            f"server dry run: ConfigMap {self.namespace}/{CONFIGMAP} accepted",
+            "YuniKorn reloads the file and applies it to the queue (running allocations stay)",
+            *notes,
+        )
+        return Preview(request, True, changes, requests=described)
+
+    async def execute(self, change: QueueChange) -> ActionResult:
+        """The patch, with the resourceVersion the preview saw (a fresh preview first when none)."""
+        request = self.request(change)
+        refusal = self._static_refusal(change)
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        if self.actions.read_only:
+            raise ReadOnlyViolation("read-only mode: no action is sent to the cluster")
+        key = (change.queue, change.describe())
+        if key not in self._seen:
+            preview = await self.preview(change)
+            if not preview.allowed:
+                raise ActionRefused(preview.refusal)
+        seen, new = self._seen.pop(key)
+        job = "/".join(request.job)
+        action = "yunikorn-queue"
+        user = await self.actions.whoami()
+        allowed, reason = await self.actions.access_review(
+            "patch", "", "configmaps", self.namespace, CONFIGMAP
+        )
+        if not allowed:
+            message = (
+                f"not allowed: you may not patch configmaps in {self.namespace} (SelfSubjectAccessReview"
+                + (f": {reason}" if reason else "") + "); nothing was sent"
+            )  # fmt: skip
+            self.actions._audit(
+                phase="refused", user=user, action=action, job=job, uid=seen.uid, ok=False, message=message
+            )
+            raise ActionRefused(message)
+        body = self._patch(seen.rv, new)
+        self.actions._audit(
+            phase="intent", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
+            dry_run=False, preconditions={"resourceVersion": seen.rv}, message=change.describe(),
+        )  # fmt: skip
+        try:
+            response = await self.actions.client.request(
+                "PATCH",
+                self.path,
+                params={"fieldManager": FIELD_MANAGER},
+                body=body,
+                content_type=MERGE_PATCH,
+            )
+        except (ServerUnreachable, StreamBroken) as exc:
+            return await self._settle(request, seen, new, f"no answer ({exc.detail})")
+        self.actions._audit(
+            phase="outcome", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
+            status=response.status, audit_id=response.audit_id or "", ok=response.ok,
+            message=_message(response) if not response.ok else "",
+        )  # fmt: skip
+        status = response.status
+        text = _message(response)
+        if response.ok:
+            return ActionResult(
+                request, True, f"YuniKorn queue {change.queue}: {change.describe()}", (f"{KEY} updated",)
+            )
+        if status == 409:
+            fresh = await self.preview(change)
+            raise StaleTarget(
+                f"{self.namespace}/{CONFIGMAP} changed since you saw it (someone edited {KEY}), so "
+                f"nothing was done (server: {text}). Confirm again to act on the new file.",
+                changed=(f"{KEY} edited by someone else",),
+                preview=fresh,
+            )
+        if status == 403:
+            raise Forbidden(
+                f"the API server refused patch configmaps in {self.namespace} (403): {text}. Nothing "
+                "more was sent and hpctop does not retry",
+                namespace=self.namespace, kind="YuniKornQueue", action=ActionKind.PRIORITY,
+            )  # fmt: skip
+        if status >= 500:
+            return await self._settle(request, seen, new, f"HTTP {status}: {text}")
+        raise ActionFailed(f"changing {KEY} failed (HTTP {status}): {text}")
+
+    async def _settle(self, request: ActionRequest, seen: Seen, new: str, why: str) -> ActionResult:
+        """No answer or a 5xx: re-read; done only if the ConfigMap holds exactly the new text."""
+        try:
+            now = await self._read()
+        except (ServerUnreachable, StreamBroken, ActionFailed) as exc:
+            raise ActionFailed(f"outcome unknown for {KEY}: {why}, and re-reading failed ({exc})") from None
+        if now is not None and _dig(now, "metadata", "uid") == seen.uid and _dig(now, "data", KEY) == new:
+            return ActionResult(request, True, f"{KEY} updated", (f"confirmed by re-reading after {why}",))
+        raise ActionFailed(
+            f"{KEY} did not change ({why}); re-reading shows the old file. It is safe to try again."
+        )
