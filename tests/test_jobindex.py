@@ -203,3 +203,26 @@ async def test_prepared_publish_is_adopted_and_keeps_the_cursor_on_its_job() -> 
         assert _same(jobs.view, apply_view(again, jobs.filters, "PRIO", True, jobs.now))
         assert jobs.current_key == followed
         await pilot.pause()
+
+
+async def test_drawn_lines_are_reused_only_while_what_they_show_is_unchanged() -> None:
+    from hpctop.tui.app import make_app
+    from hpctop.tui.widgets.jobs import JobsTable
+
+    app = make_app(SampleSession(seed=2), tick_interval=0, clock=lambda: 0.0, show_charts=False)
+    async with app.run_test(size=(160, 48)):
+        jobs = app.query_one("#jobs", JobsTable)
+        row = jobs.view[1]  # line 2 (line 0 is the header, line 1 the cursor's row)
+        first = jobs.render_line(2)
+        assert jobs.render_line(2) is first  # nothing changed: the same strip
+        jobs.marked.add(row.key)
+        marked = jobs.render_line(2)
+        assert marked is not first and marked.text.startswith("* ") and not first.text.startswith("* ")
+        jobs.marked.clear()
+        assert jobs.render_line(2).text == first.text
+        jobs._move_to(1)  # the cursor on that row: drawn with the cursor's style
+        assert jobs.render_line(2) is not first
+        assert jobs.render_line(2).text == first.text
+        before = [jobs.render_line(y).text for y in range(1, 10)]
+        jobs.now += 3600  # an hour later: the TIME column moved, the cached lines are not reused
+        assert [jobs.render_line(y).text for y in range(1, 10)] != before

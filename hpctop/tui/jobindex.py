@@ -94,12 +94,14 @@ def index_of_key(rows: Sequence[JobRow], key: object) -> int | None:
         return None
 
 
-def locate(view: Sequence[JobRow], row: JobRow, column: str, reverse: bool, now: float) -> int | None:
+def locate(
+    view: Sequence[JobRow], row: JobRow, column: str, reverse: bool, now: float, *, by_key: bool = True
+) -> int | None:
     """Where ``row`` is in ``view``, a (filtered) order by ``column``: O(log n) plus its equal keys.
 
     A binary search finds the run of rows whose key equals ``row``'s, then the row is looked for
-    by identity within it; when it is not there (the job's row was replaced by a newer one, with
-    maybe another key), a scan by job key.
+    by identity within it; when it is not there and ``by_key`` (the rows changed: the job's row may
+    have been replaced by a newer one, with maybe another key), a scan by job key.
     """
     key = key_function(column, now)
     value = key(row)
@@ -121,7 +123,9 @@ def locate(view: Sequence[JobRow], row: JobRow, column: str, reverse: bool, now:
         else:
             first = mid + 1
     found = next(compress(count(lo), map(is_, islice(view, lo, first), repeat(row))), None)
-    return found if found is not None else index_of_key(view, row.key)
+    if found is None and by_key:
+        return index_of_key(view, row.key)
+    return found
 
 
 class JobIndex:

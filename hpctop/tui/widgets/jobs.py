@@ -3,12 +3,13 @@
 Textual's ``DataTable`` builds a renderable per cell and takes seconds to fill with 100k rows and
 hundreds of milliseconds to update one cell (PERFORMANCE.md P5). Here the widget holds a plain list
 of :class:`~hpctop.tui.rows.JobRow` and ``render_line`` formats only the rows that are on screen,
-so painting costs the same at 100 or 100k jobs. Sorting and filtering go through a
-:class:`~hpctop.tui.jobindex.JobIndex`: recently used sort orders are kept and carried from one
-publish to the next by inserting only the changed rows, and filters run as C-level passes. The tick
-worker prepares the next publish's index and view off the UI thread (:meth:`JobsTable.prepare`), so
-a publish on the UI thread only swaps lists. The header is line 0 of every frame (it does not
-scroll), rows follow at ``scroll_y``.
+so painting costs the same at 100 or 100k jobs; a line whose content did not change since it was
+last drawn (same row object, same texts, cursor, mark, theme and scroll) reuses its strip. Sorting
+and filtering go through a :class:`~hpctop.tui.jobindex.JobIndex`: recently used sort orders are
+kept and carried from one publish to the next by inserting only the changed rows, and filters run
+as C-level passes. The tick worker prepares the next publish's index and view off the UI thread
+(:meth:`JobsTable.prepare`), so a publish on the UI thread only swaps lists. The header is line 0
+of every frame (it does not scroll), rows follow at ``scroll_y``.
 
 All row text was sanitised when the rows were built and is drawn as ``Segment`` data, never markup.
 """
@@ -35,6 +36,9 @@ from hpctop.tui.jobindex import JobIndex, index_of_key, locate
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, cells
 from hpctop.tui.sanitize import fit_cells
+
+#: drawn lines kept (a few screens' worth; the cache is dropped whole when full)
+LINE_CACHE = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,9 @@ class JobsTable(ScrollView, can_focus=True):
         self.index = JobIndex()
         self._prepared: Prepared | None = None
         self._prepare_lock = threading.Lock()
+        #: drawn lines by what they show (row, its texts, cursor, mark, focus, theme, scroll, width):
+        #: a publish or a sort that leaves a line's content as it was reuses its strip
+        self._lines: dict[tuple[object, ...], tuple[JobRow, Strip]] = {}
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -112,23 +119,24 @@ class JobsTable(ScrollView, can_focus=True):
                 self.refresh()
                 return
             if prepared.spec == (self.filters, self.sort_column, self.reverse, now):
-                self._show(prepared.view)
+                self._show(prepared.view, replaced=True)
                 return
         else:
             self.index = self.index.advance(rows, now)
         if resort:
-            self._reapply()
+            self._reapply(replaced=True)
         else:
             self.refresh()
 
-    def _reapply(self) -> None:
-        self._show(self.index.view(self.filters, self.sort_column, self.reverse, self.now))
+    def _reapply(self, replaced: bool = False) -> None:
+        self._show(self.index.view(self.filters, self.sort_column, self.reverse, self.now), replaced)
 
-    def _show(self, view: list[JobRow]) -> None:
+    def _show(self, view: list[JobRow], replaced: bool = False) -> None:
+        """Show ``view``; ``replaced``: rows changed since the last view (the cursor's row may be new)."""
         current = self.current
         self.view = view
         if current is not None:
-            at = locate(view, current, self.sort_column, self.reverse, self.now)
+            at = locate(view, current, self.sort_column, self.reverse, self.now, by_key=replaced)
             if at is not None:
                 self.cursor = at
         self.cursor = min(self.cursor, max(len(self.view) - 1, 0))
@@ -309,11 +317,38 @@ class JobsTable(ScrollView, can_focus=True):
             index = int(self.scroll_y) + y - 1
             if index >= len(self.view):
                 return Strip.blank(width, self.rich_style)
-            segs = self._row_segments(self.view[index], index == self.cursor)
+            row = self.view[index]
+            is_cursor = index == self.cursor
+            texts = cells(row, self.now)
+            key = (
+                id(row),
+                texts,
+                is_cursor,
+                row.key in self.marked,
+                is_cursor and self.has_focus,
+                self.app.theme,
+                scroll_x,
+                width,
+                self.virtual_size.width,
+            )
+            hit = self._lines.get(key)
+            if hit is not None and hit[0] is row:
+                return hit[1]
+            segs = self._row_segments(row, is_cursor, texts)
+            strip = self._strip(segs, scroll_x, width)
+            if len(self._lines) >= LINE_CACHE:
+                self._lines.clear()
+            self._lines[key] = (row, strip)
+            return strip
+        return self._strip(segs, scroll_x, width)
+
+    def _strip(self, segs: list[Segment], scroll_x: int, width: int) -> Strip:
         total = self.virtual_size.width
         return Strip(segs).extend_cell_length(total).crop(scroll_x, scroll_x + width).simplify()
 
-    def _row_segments(self, row: JobRow, is_cursor: bool) -> list[Segment]:
+    def _row_segments(
+        self, row: JobRow, is_cursor: bool, texts: tuple[str, ...] | None = None
+    ) -> list[Segment]:
         pal = self._palette
         app = self.app
         base = Style()
@@ -322,7 +357,8 @@ class JobsTable(ScrollView, can_focus=True):
             base = pal.style(app, bg=var, bold=self.has_focus)
         marked = row.key in self.marked
         segs = [Segment("* " if marked else "  ", base + pal.style(app, fg="accent", bold=True))]
-        texts = cells(row, self.now)
+        if texts is None:
+            texts = cells(row, self.now)
         state_style = base + pal.style(app, fg=state_var(row.state))
         for i, (col, width, text) in enumerate(zip(COLUMNS, self._widths, texts, strict=True)):
             style = base
