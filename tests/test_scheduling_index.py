@@ -320,3 +320,25 @@ def test_cycle_is_the_same_without_the_index(
     monkeypatch.setattr(core, "earliest_start", search_without_index)
     plain = core.schedule(snap, policy(), NOW, memo=Memo())
     assert _digest(fast) == _digest(plain)
+
+
+def _state(nf: NodeFree) -> tuple[object, ...]:
+    return (nf.cpu, nf.memory, sorted(nf.ext.items()), list(nf.gpus), nf.whole_free())
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_reserved_node_availability_is_the_minimum_over_its_change_points(seed: int) -> None:
+    profile, names = _random_profile(seed)
+    rng = random.Random(seed)
+    for name in names:
+        points = profile.change_points(name)
+        for t0 in [profile.now, *points, *(p + 0.5 for p in points)]:
+            t1 = rng.choice((INF, t0 + 400.0))
+            want = profile.free_at(name, t0)
+            for p in points:
+                if t0 < p < t1:
+                    want.minimum(profile.free_at(name, p))
+            got = profile.avail(name, t0, t1)
+            if name in profile.reservations:
+                assert _state(got) == _state(want)
+                assert _state(profile.avail(name, t0, t1)) == _state(want)  # the kept answer too
