@@ -335,9 +335,9 @@ async def test_queue_pane_keys() -> None:
         assert "root.prod" in queues.collapsed
 
 
-@covers("queue_close", "queue_open")
+@covers("queue_close", "queue_open", "queue_edit")
 async def test_queue_close_and_open_are_refused_on_a_simulated_queue() -> None:
-    """The simulator has no Kueue queues: x/o say so, and nothing reaches the actuator."""
+    """The simulator has no Kueue or YuniKorn queues: x/o/e say so, and nothing reaches the actuator."""
     app, _ = new_app()
     recorder = RecordingActuator(app.session.actuator)
     app.session.actuator = recorder
@@ -348,8 +348,11 @@ async def test_queue_close_and_open_are_refused_on_a_simulated_queue() -> None:
         await pilot.pause()
         await pilot.press("o")
         await pilot.pause()
-        assert not isinstance(app.screen, (PickScreen, ConfirmScreen))
-        notes = [n.message for n in app._notifications]
+        await pilot.press("e")
+        await pilot.pause()
+        assert not isinstance(app.screen, (PickScreen, ConfirmScreen, PromptScreen))
+        *notes, edit = [n.message for n in app._notifications]
+        assert "root.prod: e changes a YuniKorn queue's priority offset and quota" in edit
         assert len(notes) == 2
         assert all("root.prod is one of the simulated cluster's queues" in n for n in notes)
         assert all("only a Kueue queue is closed or opened" in n for n in notes)

@@ -84,6 +84,7 @@ from hpctop.actions.requests import (
     Forbidden,
     Permission,
     Preview,
+    QueueChange,
     queue_request,
 )
 from hpctop.errors import ActionFailed, ActionRefused, HpctopError
@@ -2269,10 +2270,28 @@ class KubeActuator:
             loop = self._own.loop
         self.loop = loop
         self.timeout = timeout
+        #: where YuniKorn runs (its yunikorn-configs ConfigMap and service)
+        self.yunikorn_namespace = "yunikorn"
+        self._yunikorn: Any = None
 
     @property
     def read_only(self) -> bool:
         return self.core.read_only
+
+    def _yunikorn_queues(self) -> Any:
+        from hpctop.actions.yunikorn import YuniKornQueues  # it builds on this module
+
+        if self._yunikorn is None or self._yunikorn.namespace != self.yunikorn_namespace:
+            self._yunikorn = YuniKornQueues(self.core, namespace=self.yunikorn_namespace)
+        return self._yunikorn
+
+    def preview_yunikorn_queue(self, change: QueueChange) -> Preview:
+        preview: Preview = self._call(self._yunikorn_queues().preview(change))
+        return preview
+
+    def set_yunikorn_queue(self, change: QueueChange) -> ActionResult:
+        result: ActionResult = self._call(self._yunikorn_queues().execute(change))
+        return result
 
     def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         try:

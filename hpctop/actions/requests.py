@@ -8,7 +8,7 @@ so no screen or key can slip past it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -60,6 +60,9 @@ class Preview:
 #: SchedMD Slinky's slurm-bridge (SCHEDULERS.md §8.6): pods it schedules name it
 SLINKY_SCHEDULER = "slurm-bridge-scheduler"
 
+#: the job-key kind a YuniKorn queue's priority/quota change is reported under
+YUNIKORN_QUEUE = "YuniKornQueue"
+
 #: Kueue's queue kinds, and the ``spec.stopPolicy`` values that close (Hold, HoldAndDrain) or open
 #: (None) one (SCHEDULERS.md §9.2)
 QUEUE_KINDS = ("ClusterQueue", "LocalQueue")
@@ -101,6 +104,45 @@ class Forbidden(ActionFailed):
         self.action = action
 
 
+@dataclass(frozen=True, slots=True)
+class QueueChange:
+    """What to change on one YuniKorn queue (dotted path under ``root``); None/empty: leave as is."""
+
+    queue: str
+    priority_offset: int | None = None
+    guaranteed: Mapping[str, str] = field(default_factory=dict)
+    maximum: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, queue: str, text: str) -> QueueChange:
+        """``priority.offset=10 guaranteed.nvidia.com/gpu=8 max.cpu=64`` (space- or comma-separated),
+        as typed in the console; raises ValueError with what is wrong."""
+        offset: int | None = None
+        guaranteed: dict[str, str] = {}
+        maximum: dict[str, str] = {}
+        for item in text.replace(",", " ").split():
+            name, sep, value = item.partition("=")
+            if not sep or not value:
+                raise ValueError(f"{item!r} is not name=value")
+            if name in ("priority.offset", "priority", "offset"):
+                offset = int(value)
+            elif name.startswith("guaranteed.") and len(name) > len("guaranteed."):
+                guaranteed[name.removeprefix("guaranteed.")] = value
+            elif name.startswith("max.") and len(name) > len("max."):
+                maximum[name.removeprefix("max.")] = value
+            else:
+                raise ValueError(f"{name!r}: use priority.offset, guaranteed.<resource> or max.<resource>")
+        return cls(queue, offset, guaranteed, maximum)
+
+    def describe(self) -> str:
+        parts = []
+        if self.priority_offset is not None:
+            parts.append(f"priority.offset={self.priority_offset}")
+        parts += [f"guaranteed.{k}={v}" for k, v in self.guaranteed.items()]
+        parts += [f"max.{k}={v}" for k, v in self.maximum.items()]
+        return ", ".join(parts)
+
+
 class Actuator(Protocol):
     """Carries out actions on a cluster."""
 
@@ -122,6 +164,27 @@ class QueueActuator(Protocol):
     def preview_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> Preview: ...
 
     def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult: ...
+
+
+@runtime_checkable
+class YuniKornActuator(Protocol):
+    """An actuator that can also change a YuniKorn queue's priority offset and quota (its ConfigMap)."""
+
+    @property
+    def read_only(self) -> bool: ...
+
+    def preview_yunikorn_queue(self, change: QueueChange) -> Preview: ...
+
+    def set_yunikorn_queue(self, change: QueueChange) -> ActionResult: ...
+
+
+def yunikorn_request(change: QueueChange) -> ActionRequest:
+    """The request a YuniKorn queue change is previewed and reported under (``value``: the change)."""
+    return ActionRequest(ActionKind.PRIORITY, ("", YUNIKORN_QUEUE, change.queue), value=change.describe())
+
+
+def is_yunikorn_request(request: ActionRequest) -> bool:
+    return request.job[1] == YUNIKORN_QUEUE and isinstance(request.value, str)
 
 
 class ReadOnlyActuator:
@@ -147,6 +210,12 @@ class ReadOnlyActuator:
 
     def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult:
         return self.execute(queue_request(kind, name, namespace, policy))
+
+    def preview_yunikorn_queue(self, change: QueueChange) -> Preview:
+        return self.preview(yunikorn_request(change))
+
+    def set_yunikorn_queue(self, change: QueueChange) -> ActionResult:
+        return self.execute(yunikorn_request(change))
 
 
 class RecordingActuator:

@@ -23,14 +23,22 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import yaml  # type: ignore[import-untyped]
 
 from hpctop.actions.kube import FIELD_MANAGER, MERGE_PATCH, KubeActions, Seen, StaleTarget, _dig, _message
-from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Forbidden, Preview
+from hpctop.actions.requests import (
+    YUNIKORN_QUEUE,
+    ActionKind,
+    ActionRequest,
+    ActionResult,
+    Forbidden,
+    Preview,
+    QueueChange,
+    yunikorn_request,
+)
 from hpctop.errors import ActionFailed, ActionRefused
 from hpctop.sources.kube.errors import ServerUnreachable, StreamBroken
 from hpctop.sources.kube.transport import ReadOnlyViolation
@@ -40,24 +48,6 @@ CONFIGMAP = "yunikorn-configs"
 KEY = "queues.yaml"
 SERVICE = "yunikorn-service:9080"
 INT32 = 2**31 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class QueueChange:
-    """What to change on one YuniKorn queue (dotted path under ``root``); None/empty: leave as is."""
-
-    queue: str
-    priority_offset: int | None = None
-    guaranteed: Mapping[str, str] = field(default_factory=dict)
-    maximum: Mapping[str, str] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        parts = []
-        if self.priority_offset is not None:
-            parts.append(f"priority.offset={self.priority_offset}")
-        parts += [f"guaranteed.{k}={v}" for k, v in self.guaranteed.items()]
-        parts += [f"max.{k}={v}" for k, v in self.maximum.items()]
-        return ", ".join(parts)
 
 
 def _load(text: str) -> Any:
@@ -131,9 +121,7 @@ class YuniKornQueues:
         return f"/api/v1/namespaces/{self.namespace}/services/{SERVICE}/proxy/ws/v1/validate-conf"
 
     def request(self, change: QueueChange) -> ActionRequest:
-        return ActionRequest(
-            ActionKind.PRIORITY, (self.namespace, "YuniKornQueue", change.queue), value=change.describe()
-        )
+        return yunikorn_request(change)
 
     @staticmethod
     def _static_refusal(change: QueueChange) -> str | None:
@@ -334,7 +322,7 @@ class YuniKornQueues:
             raise Forbidden(
                 f"the API server refused patch configmaps in {self.namespace} (403): {text}. Nothing "
                 "more was sent and hpctop does not retry",
-                namespace=self.namespace, kind="YuniKornQueue", action=ActionKind.PRIORITY,
+                namespace=self.namespace, kind=YUNIKORN_QUEUE, action=ActionKind.PRIORITY,
             )  # fmt: skip
         if status >= 500:
             return await self._settle(request, seen, new, f"HTTP {status}: {text}")

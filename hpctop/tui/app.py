@@ -48,8 +48,12 @@ from hpctop.actions.requests import (
     Permission,
     Preview,
     QueueActuator,
+    QueueChange,
+    YuniKornActuator,
     is_queue_request,
+    is_yunikorn_request,
     queue_request,
+    yunikorn_request,
 )
 from hpctop.errors import ActionRefused, ConfigError, HpctopError
 from hpctop.model.history import ActionJournal, History, JournalEntry
@@ -372,6 +376,8 @@ class HpctopApp(App[None]):
             # None greys the key out in the footer: the rules review is only a hint, but acting
             # against "probably denied" is not offered (help and "What may I do?" say why).
             return None if permission is not None and permission.allowed is False else True
+        if action == "queue_edit":
+            return not self.read_only
         if action == "queue_stop":
             if self.read_only:
                 return False
@@ -818,6 +824,80 @@ class HpctopApp(App[None]):
         shown = f"{kind} {namespace + '/' if namespace else ''}{name}"
         self.push_screen(PickScreen(f"Close {shown}", list(choices)), picked)
 
+    def action_queue_edit(self, path: str | None = None) -> None:
+        """``e`` on a YuniKorn queue row: its priority offset and quota, typed as ``name=value``."""
+        if self.read_only:
+            return
+        if self.action_busy:
+            self.notify("Still waiting for the server's answer to the last action", markup=False, timeout=3)
+            return
+        path = path if path is not None else self._selected_queue()
+        info = self.snapshot.queues.get(path) if path is not None else None
+        if path is None or info is None or info.backend != "yunikorn":
+            shown = sanitize_display(path or "no queue", cap=200)
+            self.notify(
+                f"{shown}: e changes a YuniKorn queue's priority offset and quota (its queues.yaml); "
+                "this is not a YuniKorn queue (a Kueue queue's quota is its ClusterQueue's spec, which "
+                "hpctop does not edit)",
+                severity="warning",
+                markup=False,
+                timeout=6,
+            )
+            return
+        actuator = self.session.actuator
+        if not isinstance(actuator, YuniKornActuator):
+            self.notify(
+                "This cluster's actuator cannot change YuniKorn queues", severity="warning", markup=False
+            )
+            return
+        queue = info.path
+
+        def typed(text: str | None) -> None:
+            if not text:
+                return
+            try:
+                change = QueueChange.parse(queue, text)
+            except ValueError as exc:
+                self.notify(sanitize_display(str(exc), cap=300), severity="error", markup=False)
+                return
+            self._confirm_yunikorn(actuator, change)
+
+        self.push_screen(
+            PromptScreen(
+                f"YuniKorn queue {sanitize_display(queue, cap=120)}: priority.offset=N, "
+                "guaranteed.<resource>=Q, max.<resource>=Q",
+                "",
+                "e.g. priority.offset=100 max.nvidia.com/gpu=16",
+            ),
+            typed,
+        )
+
+    def _confirm_yunikorn(self, actuator: YuniKornActuator, change: QueueChange) -> None:
+        title = f"YuniKorn queue {change.queue}: {change.describe()}"
+        self.action_busy = True
+        if self.actions_in_thread:
+            self.notify("Asking YuniKorn and the server what this would do…", markup=False, timeout=2)
+
+        def work() -> Preview:
+            try:
+                return actuator.preview_yunikorn_queue(change)
+            except HpctopError as exc:
+                return Preview(yunikorn_request(change), False, (), refusal=exc.detail)
+            except Exception as exc:  # a preview that cannot be had is a refusal, not a crash
+                return Preview(
+                    yunikorn_request(change),
+                    False,
+                    (),
+                    refusal=f"preview failed: {type(exc).__name__}: {exc}",
+                )
+
+        def ask(preview: Preview) -> None:
+            self.action_busy = False
+            body = preview_text(title, [preview], [change.queue], noun="queue")
+            self._ask(body, [preview.request], [preview])
+
+        self.off_loop(work, ask, "preview")
+
     def _confirm_queue(self, actuator: QueueActuator, target: tuple[str, str, str], policy: str) -> None:
         """Preview (the server's dry run), then the same confirm → execute flow as the job actions."""
         kind, name, namespace = target
@@ -990,6 +1070,10 @@ class HpctopApp(App[None]):
 
     def _execute_one(self, req: ActionRequest) -> Any:
         actuator = self.session.actuator
+        if is_yunikorn_request(req):
+            if not isinstance(actuator, YuniKornActuator):
+                raise ActionRefused("this cluster's actuator cannot change YuniKorn queues")
+            return actuator.set_yunikorn_queue(QueueChange.parse(req.job[2], str(req.value)))
         if is_queue_request(req):
             if not isinstance(actuator, QueueActuator):
                 raise ActionRefused("this cluster's actuator cannot close or open queues")
@@ -1030,6 +1114,8 @@ class HpctopApp(App[None]):
             action = (
                 ("open queue" if first.value == "None" else "close queue")
                 if is_queue_request(first)
+                else "change queue"
+                if is_yunikorn_request(first)
                 else first.kind.value
             )
             summary = f"{action}: {done} done" + (f", {failed} failed" if failed else "")
@@ -1087,7 +1173,10 @@ class HpctopApp(App[None]):
         previews = [fresh for _, _, fresh in stale]
         names = ["/".join(p.request.job) for p in previews]
         kind = previews[0].request.kind.value.capitalize()
-        if all(is_queue_request(p.request) for p in previews):
+        if all(is_yunikorn_request(p.request) for p in previews):
+            title = f"YuniKorn queue {previews[0].request.job[2]}: {previews[0].request.value}, as it is now"
+            body.append_text(preview_text(title, previews, names, noun="queue"))
+        elif all(is_queue_request(p.request) for p in previews):
             policy = str(previews[0].request.value)
             kind = f"{'Open' if policy == 'None' else 'Close'} (spec.stopPolicy {policy})"
             body.append_text(preview_text(f"{kind}, as it is now", previews, names, noun="queue"))

@@ -16,7 +16,18 @@ from textual.binding import Binding
 
 #: Actions that change the cluster: hidden and inert in read-only mode.
 MUTATING = frozenset(
-    {"cancel", "requeue", "hold", "release", "priority", "move", "mark", "queue_close", "queue_open"}
+    {
+        "cancel",
+        "requeue",
+        "hold",
+        "release",
+        "priority",
+        "move",
+        "mark",
+        "queue_close",
+        "queue_open",
+        "queue_edit",
+    }
 )
 
 
@@ -143,6 +154,14 @@ KEYMAP: tuple[KeySpec, ...] = (
         "app.queue_stop('open')",
         "Open queue",
         "Open the selected Kueue queue again (stopPolicy None)",
+        "queues",
+    ),
+    KeySpec(
+        "queue_edit",
+        "e",
+        "app.queue_edit",
+        "Edit queue",
+        "YuniKorn queue: set its priority offset or quota (queues.yaml in its ConfigMap)",
         "queues",
     ),
     # -- screens ---------------------------------------------------------------------------------
