@@ -34,6 +34,6 @@ def test_kueue_rows_resolve_and_others_say_how_they_close() -> None:
     cohort, volcano, yunikorn = (app.queue_target(p) for p in ("root.pool", "root.vq", "root.yk"))
     assert isinstance(cohort, str) and "a Kueue cohort has no stopPolicy: close its ClusterQueues" in cohort
     assert isinstance(volcano, str) and "CloseQueue bus Command, which hpctop does not send yet" in volcano
-    assert isinstance(yunikorn, str) and "yunikorn-configs ConfigMap" in yunikorn
+    assert isinstance(yunikorn, str) and "yunikorn-configs ConfigMap drains); e changes" in yunikorn
     simulated = app.queue_target("root.prod")
     assert isinstance(simulated, str) and "one of the simulated cluster's queues" in simulated

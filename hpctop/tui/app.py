@@ -1194,7 +1194,7 @@ def _queue_how(backend: str, kind: str) -> str:
     if backend == "yunikorn":
         return (
             "; YuniKorn has no close/open switch (a queue removed from queues.yaml in the "
-            "yunikorn-configs ConfigMap drains), and hpctop does not edit that ConfigMap"
+            "yunikorn-configs ConfigMap drains); e changes its priority offset and quota"
         )
     return ""
 
