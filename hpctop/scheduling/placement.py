@@ -404,15 +404,26 @@ def choose_counted(
             else:
                 found.append(item)
                 sums[domain] += item[0]
-    best: tuple[int, str, list[tuple[NodeFree, int]]] | None = None
+    # the domain whose greedy plan needs the fewest nodes (first in name order on ties); only
+    # the plan's length is needed to compare, and no domain can beat ceil(m / largest host count)
+    best: tuple[int, str] | None = None
+    floor = -(-m // max(item[0] for item in items))
     for domain in sorted(domains):
         if sums[domain] < m:
             continue  # ``_greedy`` would run out of nodes
-        plan = _greedy(domains[domain], m)
-        if plan is not None and (best is None or len(plan) < best[0]):
-            best = (len(plan), domain, plan)
+        length = 0
+        left = m
+        for h in sorted([item[0] for item in domains[domain]], reverse=True):
+            length += 1
+            left -= h
+            if left <= 0:
+                break
+        if best is None or length < best[0]:
+            best = (length, domain)
+            if length == floor:
+                break
     if best is not None:
-        return best[2], total
+        return _greedy(domains[best[1]], m), total
     return _greedy(items, m), total
 
 
