@@ -20,6 +20,11 @@ grows with time, so the minimum over any window starting now is the live state i
 Releases of jobs already past their limit are assumed one second from now (they are still
 running, so they cannot free anything *now*). Jobs without a time limit never release, so a job
 that only running work without limits could make room for gets no reservation and no ETA.
+
+What the searches derive is kept per node version (``touch``) for the rest of the cycle: a
+node's change stream, its state after its first k releases with host counts per request
+shape, and a reserved node's availability from each change point on. At 10k nodes every
+search otherwise redid the same work for the same nodes (the P6 profile, bench/README.md).
 """
 
 from __future__ import annotations

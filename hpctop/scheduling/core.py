@@ -12,7 +12,10 @@ Cost control for the trace (1,500 nodes, thousands of pending pods): node lists 
 (partition, selector/model/toleration signature) once per cycle; "could this ever fit" is cached
 per distinct request; and a request that failed to fit is remembered per node set, so any later
 request that is at least as large in every component is rejected without a scan (free resources
-only shrink during a cycle).
+only shrink during a cycle). At 10k nodes x 50k pending pods (PERFORMANCE.md P6) the scans
+also go through a free-capacity index (``placement.WholeIndex``: only nodes with the member's
+whole GPUs free), and the cyclic GC is paused for the cycle; docs/scheduler.md says what a
+cycle and an event cost.
 """
 
 from __future__ import annotations
