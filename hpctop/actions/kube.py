@@ -78,6 +78,7 @@ from hpctop.actions.audit import AuditLog
 from hpctop.actions.requests import (
     SLINKY_SCHEDULER,
     STOP_POLICIES,
+    YUNIKORN_QUEUE,
     ActionKind,
     ActionRequest,
     ActionResult,
@@ -1999,6 +2000,10 @@ def _expected_backend(action: ActionKind, target: Target, obj: Mapping[str, Any]
 
 def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | str:
     """The RBAC (verb, group, resource, subresource) an action needs, or why it is never offered."""
+    if kind == YUNIKORN_QUEUE:
+        if action == ActionKind.PRIORITY:  # priority offset and quota: queues.yaml in a ConfigMap
+            return [("patch", "", "configmaps", "")]
+        return "a YuniKorn queue's priority offset and quota are changed (e); it has no other action"
     if kind in QUEUE_KINDS:
         if action in (ActionKind.HOLD, ActionKind.RELEASE):  # close / open: spec.stopPolicy
             return [("patch", KUEUE_GROUP, QUEUE_KINDS[kind][0], "")]

@@ -41,6 +41,7 @@ from textual.widgets import Footer, Static
 
 from hpctop.actions.requests import (
     SLINKY_SCHEDULER,
+    YUNIKORN_QUEUE,
     ActionKind,
     ActionRequest,
     Actuator,
@@ -377,7 +378,10 @@ class HpctopApp(App[None]):
             # against "probably denied" is not offered (help and "What may I do?" say why).
             return None if permission is not None and permission.allowed is False else True
         if action == "queue_edit":
-            return not self.read_only
+            if self.read_only:
+                return False
+            permission = self.yunikorn_permission()
+            return None if permission is not None and permission.allowed is False else True
         if action == "queue_stop":
             if self.read_only:
                 return False
@@ -454,6 +458,13 @@ class HpctopApp(App[None]):
         kind, _, namespace = target
         action = ActionKind.RELEASE if mode == "open" else ActionKind.HOLD
         return self._permission(namespace or self.live.default_namespace, kind, action)
+
+    def yunikorn_permission(self) -> Permission | None:
+        """What the rules review of YuniKorn's namespace says about ``patch configmaps`` (``e``)."""
+        if self.live is None or self.read_only:
+            return None
+        namespace = str(getattr(self.session.actuator, "yunikorn_namespace", "yunikorn"))
+        return self._permission(namespace, YUNIKORN_QUEUE, ActionKind.PRIORITY)
 
     def _selected_queue(self) -> str | None:
         try:
@@ -848,6 +859,14 @@ class HpctopApp(App[None]):
         if not isinstance(actuator, YuniKornActuator):
             self.notify(
                 "This cluster's actuator cannot change YuniKorn queues", severity="warning", markup=False
+            )
+            return
+        permission = self.yunikorn_permission()
+        if permission is not None and permission.allowed is False:
+            self.notify(
+                sanitize_display(f"edit queue: {permission.reason}", cap=400),
+                severity="warning",
+                markup=False,
             )
             return
         queue = info.path

@@ -19,7 +19,7 @@ from hpctop.model.objects import QueueInfo
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.tui.app import make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PromptScreen
-from tests.kube.fakeserver import CONFIGMAPS, FakeApiServer
+from tests.kube.fakeserver import CONFIGMAPS, FakeApiServer, Rbac, Rule
 from tests.kube.test_actions_yunikorn import QUEUES, nlp
 from tests.kube.test_console_actions import FAST, SIZE, confirm_text, settle, until
 
@@ -88,3 +88,23 @@ async def test_not_a_yunikorn_queue_says_so(live: LiveConsoleSession) -> None:
         await pilot.pause()
         assert not isinstance(app.screen, (PromptScreen, ConfirmScreen))
         assert any("this is not a YuniKorn queue" in n.message for n in app._notifications)
+
+
+async def test_edit_is_greyed_out_when_the_review_forbids_patch_configmaps(
+    fake: FakeApiServer, live: LiveConsoleSession
+) -> None:
+    fake.rbac = Rbac(rules=[Rule(verbs=("get", "list", "watch"))])
+    app = make_app(live, tick_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        queue = QueueInfo(NLP, "nlp", "root.research", "leaf", "yunikorn", "Active")
+        app.snapshot = dataclasses.replace(app.snapshot, queues={NLP: queue})
+        app.check_action("queue_edit", ())  # asks the rules review of the yunikorn namespace
+        await settle(app, pilot)
+        assert app.check_action("queue_edit", ()) is None  # greyed out in the footer
+        permission = app.yunikorn_permission()
+        assert permission is not None and "no rule grants patch configmaps in yunikorn" in permission.reason
+        app.action_queue_edit(NLP)
+        await pilot.pause()
+        assert not isinstance(app.screen, PromptScreen)
+        assert any("edit queue: probably denied" in n.message for n in app._notifications)
+    assert fake.writes() == []
