@@ -247,6 +247,7 @@ class LiveConsoleSession:
             KubeActions(KubeClient(connection, read_only=read_only), audit=self.audit),
             timeout=action_timeout,
         )
+        self.kube_actuator.yunikorn_namespace = yunikorn_namespace  # queue edits follow --yunikorn-namespace
         self.actuator: Actuator = ReadOnlyActuator(self.kube_actuator) if read_only else self.kube_actuator
         #: the console runs previews and executes in a worker thread (they are HTTP round trips)
         self.actions_in_thread = True

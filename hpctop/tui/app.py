@@ -694,6 +694,18 @@ class HpctopApp(App[None]):
             nodes,
             audit=self.live.audit_entries(key) if self.live is not None else None,
             events=job_events(key) if (job_events := getattr(self.session, "job_events", None)) else None,
+            scheduler_position=self._scheduler_position(key),
+        )
+
+    def _scheduler_position(self, key: JobKey) -> str | None:
+        """Kueue's own queue position of a pending job (live sessions polling its visibility API)."""
+        lookup = getattr(self.session, "kueue_position", None)
+        position = lookup(key) if lookup is not None else None
+        if position is None:
+            return None
+        return (
+            f"Kueue position {position.in_cluster_queue + 1} in ClusterQueue {position.cluster_queue}, "
+            f"{position.in_local_queue + 1} in LocalQueue {position.local_queue}"
         )
 
     def on_jobs_table_ask_filter(self, message: JobsTable.AskFilter) -> None:

@@ -21,6 +21,7 @@ from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.kueue_visibility import parse_pending, served_version
 from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES, kueue_resources
+from hpctop.tui.app import make_app
 from tests.kube.fakeserver import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOADS, FakeApiServer, Rule
 from tests.model_fixtures import batch_job
 
@@ -117,6 +118,12 @@ async def test_pending_positions_follow_kueue(fake: FakeApiServer, kubeconfig: P
         assert position is not None and position.workload == "job-new-1a2b" and position.cluster_queue == CQ
         assert session.kueue_position((NS, "Job", "running")) is None
         assert "Kueue" not in session.connection
+        # the job's detail shows Kueue's own position beside hpctop's
+        app = make_app(session, tick_interval=0)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            detail = app._detail((NS, "Job", "new")).plain
+        assert "Kueue position 3 in ClusterQueue gpu-a, 2 in LocalQueue lq-a" in detail
 
         # the queue moves: "old" is admitted, "new" is bumped above everything
         wl = fake.get(WORKLOADS, "job-old-1a2b", NS)

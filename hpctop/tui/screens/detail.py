@@ -43,11 +43,14 @@ def detail_text(
     nodes: dict[str, NodeGpus],
     audit: Sequence[AuditRecord] | None = None,
     events: Sequence[EventRow] | None = None,
+    scheduler_position: str | None = None,
 ) -> Text:
     """The detail body. ``audit``: the local audit log's records of this job (live sessions only),
     shown under the console's own journal so a request's intent, outcome and ``Audit-Id`` are at
     hand; ``None`` (the simulator) leaves that part out. ``events``: the Kubernetes Events of the
-    job's owner and pods (live sessions only, fetched in the background), likewise."""
+    job's owner and pods (live sessions only, fetched in the background), likewise.
+    ``scheduler_position``: where the cluster's own scheduler says the job waits (Kueue's visibility
+    API), shown beside hpctop's own position; cluster text, so sanitised here."""
     t = Text()
     if job is None:
         # A cancelled job leaves the cluster; what was done to it (and the server's answers) stays.
@@ -93,9 +96,11 @@ def detail_text(
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
                 t.append("\n")
+        if plan is not None and plan.order is not None:
+            t.append(f"  position {plan.order + 1} among pending jobs\n")
+        if scheduler_position:
+            t.append(f"  {_s(scheduler_position, 200)}\n")
         if plan is not None:
-            if plan.order is not None:
-                t.append(f"  position {plan.order + 1} among pending jobs\n")
             t.append(f"  ETA {fmt_eta(plan.eta, now) or 'unknown'}")
             if plan.eta is not None:
                 t.append(f" ({fmt_clock(plan.eta)})")
