@@ -277,7 +277,9 @@ class HpctopApp(App[None]):
             with contextlib.suppress(NoMatches):  # the panes' heavy publish work, off the UI thread
                 self._main(JobsTable, "#jobs").prepare(rows, result.now)
                 self._main(GpuPane, "#gpus").prepare(snapshot, result.partitions)
+            previous = (self.snapshot, self.result)  # freed below, in this thread, not on the UI's
             self.call_from_thread(self.publish, snapshot, result, rows)
+            del previous
         finally:
             self._stepping = False
 
