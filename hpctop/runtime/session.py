@@ -61,6 +61,16 @@ def default_scheduler() -> ScheduleFn:
     return schedule
 
 
+def default_decider() -> ScheduleFn:
+    """The core in placements-only mode: the same binds as :func:`default_scheduler`, no view built."""
+    from hpctop.scheduling.core import schedule
+
+    def decide(snapshot: Snapshot, policy: Policy, now: float) -> ScheduleResult:
+        return schedule(snapshot, policy, now, placements_only=True)
+
+    return decide
+
+
 @dataclass(frozen=True, slots=True)
 class BindFailure:
     """A placement the cluster refused; any members already bound were unbound again."""
@@ -96,6 +106,10 @@ class Session:
         self.interval = interval
         self.lock = threading.RLock()
         self._schedule = scheduler if scheduler is not None else default_scheduler()
+        # what the scheduling points run: only the binds matter there, so the default core runs
+        # in placements-only mode (same placements); a scheduler given by the caller runs as is
+        self._decide = scheduler if scheduler is not None else default_decider()
+        self._decide_is_view = scheduler is not None
         self.store = Store(clock=lambda: self.cluster.now)
         self.bind_failures: deque[BindFailure] = deque(maxlen=1000)
         self.binds = 0
@@ -241,7 +255,7 @@ class Session:
             return
         snapshot = self.store.snapshot()
         started = time.perf_counter()
-        result = self._schedule(snapshot, self.policy, at)
+        result = self._decide(snapshot, self.policy, at)
         self.schedule_seconds += time.perf_counter() - started
         self.schedule_runs += 1
         self._placed_last = bool(result.placements)
@@ -251,7 +265,8 @@ class Session:
             )
         self._sched_version = self.store.version
         self._sched_at = at
-        if not result.placements:  # nothing changed after this schedule: it is also the view's
+        if not result.placements and self._decide_is_view:
+            # nothing changed after this schedule: it is also the view's
             self._snapshot, self._result = snapshot, result
             self._view_version = self.store.version
 

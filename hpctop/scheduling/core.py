@@ -170,8 +170,11 @@ def _is_pending(job: Job) -> bool:
 
 
 class _Cycle:
-    def __init__(self, snapshot: Snapshot, policy: Policy, now: float, memo: Memo) -> None:
+    def __init__(
+        self, snapshot: Snapshot, policy: Policy, now: float, memo: Memo, placements_only: bool = False
+    ) -> None:
         self.snapshot = snapshot
+        self.placements_only = placements_only
         self.policy = policy
         self.now = now
         view = self.view = memo.cluster_view(snapshot.nodes, policy)
@@ -214,6 +217,7 @@ class _Cycle:
         self.placed = 0  # placements so far: the version of the live state
         self._fits_live: dict[tuple[object, ...], int] = {}
         self._blocking: dict[tuple[Signature, str], tuple[int, Reservation | None]] = {}
+        self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
 
     # -- static matching ------------------------------------------------------------------------
 
@@ -414,49 +418,93 @@ class _Cycle:
             infos.sort(key=lambda p: (-p.spec.priority_tier, not p.spec.cpu_only, p.name))
         return [p.name for p in infos]
 
+    def settled(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome | None) -> bool:
+        """Whether ``consider`` stops before any placement attempt; ``out.reason`` says why (if given).
+
+        Nothing here changes the cycle's state, and every check but the quota one is fixed for
+        the whole cycle; usage only grows during a cycle, so a job over quota now is still over
+        it at its turn. That is what lets placements-only mode drop such jobs up front (with
+        ``out`` None: no reason text is built).
+        """
+        m = len(job.pending_pods)
+        if out is not None:
+            out.partition = ",".join(elig.partitions) or job.partition
+        if job.state == JobState.HELD:
+            if out is not None:
+                out.reason = explain.held(job)
+            return True
+        closed = self.tree.closed(path)
+        if closed is not None:
+            if out is not None:
+                out.reason = explain.queue_closed(closed)
+            return True
+        up = [p for p in elig.partitions if self.part_by_name[p].spec.state == PartitionState.UP]
+        if elig.partitions and not up:
+            if out is not None:
+                out.reason = explain.partitions_down(
+                    [(p, str(self.part_by_name[p].spec.state)) for p in elig.partitions]
+                )
+            return True
+        over = self.quota_block(path, job, m)
+        if over is not None:
+            if out is not None:
+                queue, resource, used, cap = over
+                out.reason = explain.quota(queue, resource, used, cap, job.per_member.scale(m).get(resource))
+            return True
+        if job.scheduling_gates:
+            if out is not None:
+                out.reason = explain.gated(job)
+            return True
+        if m == 0 or m + job.running_members < job.min_members:
+            if out is not None:
+                out.reason = explain.gang_incomplete(job)
+            return True
+        if elig.unknown_partition is not None:
+            if out is not None:
+                out.reason = explain.unknown_partition(elig.unknown_partition)
+            return True
+        if not elig.partitions:
+            if out is not None:
+                sig = self.signature(job)
+                names = [job.partition] if job.partition else [p.name for p in self.partitions]
+                parts = [(p, [self.empty[n] for n in self.matching(sig, p)[0]]) for p in names]
+                out.reason = explain.never_fits(parts, req, m, elig.matched)
+            return True
+        if not any(p in elig.usable for p in up):
+            if out is not None:
+                out.reason = explain.unavailable(up)
+            return True
+        return False
+
+    def quota_block(self, path: str, job: Job, m: int) -> tuple[str, str, int, int] | None:
+        """``QueueTree.over_max`` for ``m`` members of the job, remembered per queue and request.
+
+        An answer stands until the next placement (usage changes only through placements); in
+        placements-only mode an "over" answer stands for the whole cycle, since usage only grows
+        (in the full mode the reason quotes the usage, so it is asked again).
+        """
+        key = (path, job.per_member, m)
+        found = self._quota.get(key)
+        if found is not None and (found[0] == self.placed or (self.placements_only and found[1] is not None)):
+            return found[1]
+        over = self.tree.over_max(path, job.per_member.scale(m))
+        self._quota[key] = (self.placed, over)
+        return over
+
     def consider(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome) -> bool:
         """Decide one pending job (``req``: its member's ``Request``); returns True when it was placed now."""
         m = len(job.pending_pods)
-        out.partition = ",".join(elig.partitions) or job.partition
-        if job.state == JobState.HELD:
-            out.reason = explain.held(job)
-            return False
-        closed = self.tree.closed(path)
-        if closed is not None:
-            out.reason = explain.queue_closed(closed)
-            return False
-        up = [p for p in elig.partitions if self.part_by_name[p].spec.state == PartitionState.UP]
-        if elig.partitions and not up:
-            out.reason = explain.partitions_down(
-                [(p, str(self.part_by_name[p].spec.state)) for p in elig.partitions]
-            )
+        if self.placements_only:
+            # only jobs that passed ``settled`` at the start come here, and of its checks only
+            # the quota can change during the cycle
+            if self.quota_block(path, job, m) is not None:
+                return False
+        elif self.settled(job, path, elig, req, out):
             return False
         need = job.per_member.scale(m)
-        over = self.tree.over_max(path, need)
-        if over is not None:
-            queue, resource, used, cap = over
-            out.reason = explain.quota(queue, resource, used, cap, need.get(resource))
-            return False
-        if job.scheduling_gates:
-            out.reason = explain.gated(job)
-            return False
-        if m == 0 or m + job.running_members < job.min_members:
-            out.reason = explain.gang_incomplete(job)
-            return False
         sig = self.signature(job)
-        if elig.unknown_partition is not None:
-            out.reason = explain.unknown_partition(elig.unknown_partition)
-            return False
-        if not elig.partitions:
-            names = [job.partition] if job.partition else [p.name for p in self.partitions]
-            parts = [(p, [self.empty[n] for n in self.matching(sig, p)[0]]) for p in names]
-            out.reason = explain.never_fits(parts, req, m, elig.matched)
-            return False
-        usable = [p for p in up if p in elig.usable]
-        if not usable:
-            out.reason = explain.unavailable(up)
-            return False
-        usable = self.ordered_partitions(usable, req)
+        up = [p for p in elig.partitions if self.part_by_name[p].spec.state == PartitionState.UP]
+        usable = self.ordered_partitions([p for p in up if p in elig.usable], req)
         limit = job.time_limit
         window_end = self.now + limit if limit else INF
         allowed = usable if self.policy.backfill else [p for p in usable if p not in self.strict_blocked]
@@ -514,7 +562,9 @@ class _Cycle:
 
     # -- the cycle -----------------------------------------------------------------------------
 
-    def _roll_up(self, active: list[Job], pending: list[Job], path_of: dict[JobKey, str]) -> None:
+    def _roll_up(
+        self, active: list[Job], pending: list[Job], path_of: dict[JobKey, str], *, with_demand: bool = True
+    ) -> None:
         """Queue usage, pending demand and job counts, and the releases of running pods.
 
         Summed per leaf queue in plain ints and added to the tree once per queue: the profile
@@ -549,6 +599,13 @@ class _Cycle:
         for path, count in counts.items():
             for p in tree.ancestors(path):
                 tree.nodes[p].running_jobs += count
+        if not with_demand:  # placements only: the queues' pending totals are for the view
+            for job in pending:
+                path = resolved.get(job.queue)
+                if path is None:
+                    path = resolved[job.queue] = tree.resolve(job.queue)
+                path_of[job.key] = path
+            return
         demand: dict[str, tuple[list[int], dict[str, int]]] = {}
         counts = {}
         for job in pending:
@@ -583,12 +640,17 @@ class _Cycle:
             if job.priority_value is not None and job.priority_value > max_qos:
                 max_qos = job.priority_value
         path_of: dict[JobKey, str] = {}
-        self._roll_up(active, pending, path_of)
+        placements_only = self.placements_only
+        self._roll_up(active, pending, path_of, with_demand=not placements_only)
         self.tree.compute_normalized_shares(self.cluster)
-        queue_status = self.tree.status(self.cluster)
-        partitions = tuple(
-            partition_status_fast(p, self.view.partition_static(p), self.used_by_node)
-            for p in self.partitions
+        queue_status = {} if placements_only else self.tree.status(self.cluster)
+        partitions = (
+            ()
+            if placements_only
+            else tuple(
+                partition_status_fast(p, self.view.partition_static(p), self.used_by_node)
+                for p in self.partitions
+            )
         )
         inputs = PriorityInputs(max((p.spec.priority_tier for p in self.partitions), default=0), max_qos)
         # fair-share factors as they are before any placement of this cycle (placements change usage)
@@ -615,10 +677,27 @@ class _Cycle:
         elig: dict[JobKey, Eligibility] = {}
         priorities: dict[JobKey, PriorityBreakdown] = {}
         requests: dict[JobKey, Request] = {}
-        for job in pending:
-            req = requests[job.key] = Request.of(job.per_member)
-            e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
-            priorities[job.key] = prio(job, e.partitions)
+        settled = 0
+        if placements_only:
+            # drop the jobs ``consider`` would stop at before trying to place them (held, over
+            # quota, ...): they change nothing, and the order of the others is the same without
+            # them (see ``settled``; a queue's DRF share moves only when that queue places)
+            kept: list[Job] = []
+            for job in pending:
+                req = Request.of(job.per_member)
+                e = self.eligibility(job, req, max(len(job.pending_pods), 1))
+                if self.settled(job, path_of[job.key], e, req, None):
+                    continue
+                requests[job.key], elig[job.key] = req, e
+                priorities[job.key] = prio(job, e.partitions)
+                kept.append(job)
+            settled = len(pending) - len(kept)
+            pending = kept
+        else:
+            for job in pending:
+                req = requests[job.key] = Request.of(job.per_member)
+                e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
+                priorities[job.key] = prio(job, e.partitions)
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:
@@ -656,7 +735,7 @@ class _Cycle:
 
         # explain resource waits on the final state (one scan per distinct request and node set)
         cache: dict[tuple[object, ...], Reason] = {}
-        for key in order:
+        for key in () if placements_only else order:
             out = outcomes[key]
             if out.deferred is None:
                 continue
@@ -672,7 +751,7 @@ class _Cycle:
             out.reason = found
 
         plans: dict[JobKey, JobPlan] = {}
-        for key, o in outcomes.items():
+        for key, o in () if placements_only else outcomes.items():
             plans[key] = JobPlan(
                 job=key,
                 priority=priorities[key],
@@ -690,25 +769,40 @@ class _Cycle:
             "reservations": float(len(self.profile.made)),
             "reservation_budget_left": float(self.profile.budget),
             "nodes": float(len(self.nodes)),
+            "settled": float(settled),
         }
         return ScheduleResult(
             now=self.now,
             cluster=self.cluster,
             partitions=partitions,
             queues=queue_status,
-            plans=_Plans(plans, {job.key: job for job in active}, running_plan),
+            plans=_Plans(plans, {} if placements_only else {job.key: job for job in active}, running_plan),
             placements=tuple(placements),
             pending_order=tuple(order),
             stats=stats,
         )
 
 
-def schedule(snapshot: Snapshot, policy: Policy, now: float, *, memo: Memo | None = None) -> ScheduleResult:
+def schedule(
+    snapshot: Snapshot,
+    policy: Policy,
+    now: float,
+    *,
+    memo: Memo | None = None,
+    placements_only: bool = False,
+) -> ScheduleResult:
     """Run one scheduling cycle over ``snapshot`` at time ``now`` (Unix seconds); pure and deterministic.
 
     ``memo`` keeps derivations of unchanged nodes and pods between cycles (``memo.SHARED`` by
     default; pass ``Memo()`` for a cold run); it never changes the result, only its cost. When
     another thread is using the shared one, this cycle runs on a fresh one instead of waiting.
+
+    ``placements_only`` is for a binder that needs only the decisions (the simulator session's
+    scheduling points): the placements are those of the full cycle, in the same order, but the
+    jobs that could not be tried (held, over quota, gated, ...) are dropped before their priority
+    is computed, and no plans, reasons, queue or partition roll-ups are built: ``plans``,
+    ``queues`` and ``partitions`` are empty and ``pending_order`` lists only the jobs tried.
+    Reservations are still made (they decide what may backfill).
     """
     started = time.perf_counter()
     paused = gc.isenabled()
@@ -716,11 +810,11 @@ def schedule(snapshot: Snapshot, policy: Policy, now: float, *, memo: Memo | Non
         gc.disable()
     try:
         if memo is not None:
-            return _Cycle(snapshot, policy, now, memo).run(started)
+            return _Cycle(snapshot, policy, now, memo, placements_only).run(started)
         if not SHARED.lock.acquire(blocking=False):
-            return _Cycle(snapshot, policy, now, Memo()).run(started)
+            return _Cycle(snapshot, policy, now, Memo(), placements_only).run(started)
         try:
-            return _Cycle(snapshot, policy, now, SHARED).run(started)
+            return _Cycle(snapshot, policy, now, SHARED, placements_only).run(started)
         finally:
             SHARED.lock.release()
     finally:
