@@ -25,6 +25,8 @@ from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
 from hpctop.runtime.session import Session
 from hpctop.scheduling.memo import Memo
+from hpctop.scheduling.priority import PriorityInputs, breakdown
+from hpctop.scheduling.priority import total as priority_total
 from hpctop.sources.scenario import parse_scenario
 from hpctop.sources.simulator import SimulatedCluster
 from tests.test_session import state_of
@@ -121,3 +123,25 @@ def test_session_binds_the_same_as_with_the_full_core() -> None:
         assert state_of(default) == state_of(full), t
         assert default.result.pending_order == full.result.pending_order
     assert default.binds == full.binds > 0
+
+
+def test_priority_total_is_the_breakdown_total() -> None:
+    """The dict-free total the placements-only cycle orders by, against ``breakdown`` on random inputs."""
+    rng = random.Random(7)
+    snap = _with_held(rng, cluster(24, 600, seed=7))
+    weights = policy().weights
+    checked = 0
+    for job in snap.jobs.values():
+        for _ in range(8):
+            kwargs = {
+                "now": NOW + rng.uniform(-3600, 30 * 24 * 3600),
+                "weights": rng.choice((weights, replace(weights, max_age=0, qos=7, fairshare=333))),
+                "inputs": PriorityInputs(rng.choice((0, 1, 5)), rng.choice((0, 1000, 10_000))),
+                "fairshare": rng.uniform(-0.2, 1.2),
+                "tier": rng.choice((-1, 0, 1, 3, 9)),
+                "gpus_in_partitions": rng.choice((0, 8000, 192_000)),
+                "cpus_in_partitions": rng.choice((0, 64_000, 4_096_000)),
+            }
+            assert priority_total(job, **kwargs) == breakdown(job, **kwargs).total  # type: ignore[arg-type]
+            checked += 1
+    assert checked > 1000 and any(j.state == JobState.HELD for j in snap.jobs.values())

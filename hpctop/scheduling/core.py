@@ -37,6 +37,7 @@ from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
 from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
 from hpctop.scheduling.priority import PriorityInputs, breakdown
+from hpctop.scheduling.priority import total as priority_total
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.types import JobPlan, Placement, PodAssignment, PriorityBreakdown, ScheduleResult
 
@@ -674,8 +675,23 @@ class _Cycle:
                 cpus_in_partitions=cpu,
             )
 
+        def prio_total(job: Job, parts: Sequence[str]) -> int:
+            tier = max((part_by_name[p].spec.priority_tier for p in parts), default=0)
+            gpu, cpu = union_capacity(parts)
+            return priority_total(
+                job,
+                now=now,
+                weights=weights,
+                inputs=inputs,
+                fairshare=fairshare[path_of[job.key]],
+                tier=tier,
+                gpus_in_partitions=gpu,
+                cpus_in_partitions=cpu,
+            )
+
         elig: dict[JobKey, Eligibility] = {}
         priorities: dict[JobKey, PriorityBreakdown] = {}
+        totals: dict[JobKey, int] = {}
         requests: dict[JobKey, Request] = {}
         settled = 0
         if placements_only:
@@ -689,7 +705,7 @@ class _Cycle:
                 if self.settled(job, path_of[job.key], e, req, None):
                     continue
                 requests[job.key], elig[job.key] = req, e
-                priorities[job.key] = prio(job, e.partitions)
+                totals[job.key] = prio_total(job, e.partitions)
                 kept.append(job)
             settled = len(pending) - len(kept)
             pending = kept
@@ -697,7 +713,8 @@ class _Cycle:
             for job in pending:
                 req = requests[job.key] = Request.of(job.per_member)
                 e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
-                priorities[job.key] = prio(job, e.partitions)
+                priorities[job.key] = p = prio(job, e.partitions)
+                totals[job.key] = p.total
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:
@@ -710,7 +727,7 @@ class _Cycle:
         # two-step order: leaf queue by DRF share, then job by priority
         by_queue: dict[str, list[tuple[int, float, str, JobKey]]] = {}
         for job in pending:
-            entry = (-priorities[job.key].total, job.submit_time, job.name, job.key)
+            entry = (-totals[job.key], job.submit_time, job.name, job.key)
             by_queue.setdefault(path_of[job.key], []).append(entry)
         queue_heap: list[tuple[float, str]] = []
         for path, entries in sorted(by_queue.items()):

@@ -70,3 +70,37 @@ def breakdown(
     weighted = {name: factors[name] * w[name] for name in FACTORS}
     total = 0 if job.state == JobState.HELD else round(sum(weighted[name] for name in FACTORS))
     return PriorityBreakdown(factors=factors, weighted=weighted, total=total)
+
+
+def total(
+    job: Job,
+    *,
+    now: float,
+    weights: PriorityWeights,
+    inputs: PriorityInputs,
+    fairshare: float,
+    tier: int,
+    gpus_in_partitions: int,
+    cpus_in_partitions: int,
+) -> int:
+    """``breakdown(...).total`` without the breakdown's dicts (the placements-only cycle orders by it alone).
+
+    The same factors, multiplied and summed in the same order (``FACTORS``), so the float sum and
+    its rounding are the same.
+    """
+    if job.state == JobState.HELD:
+        return 0
+    wait = max(now - job.submit_time, 0.0)
+    age = min(wait / weights.max_age, 1.0) if weights.max_age > 0 else 1.0
+    part = min(max(tier, 0) / inputs.max_tier, 1.0) if inputs.max_tier > 0 else 0.0
+    value = job.priority_value or 0
+    qos = min(max(value, 0) / inputs.max_qos, 1.0) if inputs.max_qos > 0 else 0.0
+    size = job_size_factor(job, gpus_in_partitions, cpus_in_partitions)
+    return round(
+        0
+        + age * weights.age
+        + min(max(fairshare, 0.0), 1.0) * weights.fairshare
+        + size * weights.jobsize
+        + part * weights.partition
+        + qos * weights.qos
+    )
