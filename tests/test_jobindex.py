@@ -195,6 +195,14 @@ async def test_prepared_publish_is_adopted_and_keeps_the_cursor_on_its_job() -> 
         assert _same(jobs.view, apply_view(rows, jobs.filters, "USER", False, jobs.now))
         assert jobs.current_key == followed
         assert jobs.view[0].key == ("x", "arrived")
+        # the cursor's own job changed (a new row object, another sort key): found by the worker
+        mine = next(i for i, r in enumerate(rows) if r.key == followed)
+        rows = list(rows)
+        rows[mine] = replace(rows[mine], user="zzz")
+        jobs.prepare(rows, jobs.now)
+        assert jobs._prepared is not None and jobs._prepared.cursor_at == len(rows) - 1
+        jobs.set_rows(rows, jobs.now)
+        assert jobs.current_key == followed and jobs.cursor == len(rows) - 1
         # a sort changed between prepare and publish: the view follows the new sort
         jobs.prepare(rows[:-1] + rows[-1:], jobs.now)
         jobs.sort_by("PRIO", reverse=True)
