@@ -162,6 +162,7 @@ def _pod_key(pod: Pod) -> PodKey:
     return (pod.namespace, pod.name)
 
 
+_TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})  # ``Pod.is_terminal``
 _PENDING_STATES = frozenset({*(s for s in JobState if s.is_pending), JobState.PENDING, JobState.HELD})
 _ACTIVE_STATES = frozenset(s for s in JobState if s.is_active)
 
@@ -188,7 +189,8 @@ class _Cycle:
         nodes = self.nodes
         for pod in snapshot.pods.values():
             where = pod.node_name
-            if where is not None and where in nodes and pod.holds_resources:
+            # ``pod.holds_resources`` inlined (one test per pod of the store, finished ones too)
+            if where is not None and where in nodes and pod.phase not in _TERMINAL_PHASES:
                 found = grouped.get(where)
                 if found is None:
                     grouped[where] = [pod]
@@ -218,6 +220,7 @@ class _Cycle:
         self.placed = 0  # placements so far: the version of the live state
         self._fits_live: dict[tuple[object, ...], int] = {}
         self._blocking: dict[tuple[Signature, str], tuple[int, Reservation | None]] = {}
+        self._closed: dict[str, str | None] = {}  # leaf queue -> first closed queue above it (fixed)
         self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
 
     # -- static matching ------------------------------------------------------------------------
@@ -434,7 +437,9 @@ class _Cycle:
             if out is not None:
                 out.reason = explain.held(job)
             return True
-        closed = self.tree.closed(path)
+        closed = self._closed.get(path, "")
+        if closed == "":
+            closed = self._closed[path] = self.tree.closed(path)
         if closed is not None:
             if out is not None:
                 out.reason = explain.queue_closed(closed)
@@ -582,7 +587,8 @@ class _Cycle:
             path = resolved.get(job.queue)
             if path is None:
                 path = resolved[job.queue] = tree.resolve(job.queue)
-            path_of[job.key] = path
+            if with_demand:  # a running job's path is for its plan (the view)
+                path_of[job.key] = path
             acc = used.get(path)
             if acc is None:
                 acc = used[path] = ([0, 0, 0], {})
@@ -699,8 +705,11 @@ class _Cycle:
             # quota, ...): they change nothing, and the order of the others is the same without
             # them (see ``settled``; a queue's DRF share moves only when that queue places)
             kept: list[Job] = []
+            request_of: dict[Resources, Request] = {}  # equal requests give equal ``Request``s
             for job in pending:
-                req = Request.of(job.per_member)
+                req = request_of.get(job.per_member)
+                if req is None:
+                    req = request_of[job.per_member] = Request.of(job.per_member)
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 if self.settled(job, path_of[job.key], e, req, None):
                     continue
