@@ -92,6 +92,7 @@ class JobsTable(ScrollView, can_focus=True):
         self.index = JobIndex()
         self._prepared: Prepared | None = None
         self._prepare_lock = threading.Lock()
+        self._retired: list[tuple[list[JobRow], JobIndex, list[JobRow]]] = []
         #: drawn lines by what they show (row, its texts, cursor, mark, focus, theme, scroll, width):
         #: a publish or a sort that leaves a line's content as it was reuses its strip
         self._lines: dict[tuple[object, ...], tuple[JobRow, Strip]] = {}
@@ -105,6 +106,7 @@ class JobsTable(ScrollView, can_focus=True):
         thread in between makes :meth:`set_rows` compute the view itself (from the new index).
         """
         with self._prepare_lock:  # one preparer at a time; the UI thread never waits on it
+            self._retired.clear()  # the last publish's old rows, index and view are freed here
             base = self._prepared.index if self._prepared is not None else self.index
             index = base.advance(rows, now)
             spec = (self.filters, self.sort_column, self.reverse, now)
@@ -117,6 +119,11 @@ class JobsTable(ScrollView, can_focus=True):
 
     def set_rows(self, rows: list[JobRow], now: float, *, resort: bool = True) -> None:
         """New rows from a snapshot; the cursor stays on the same job when it is still shown."""
+        # Freeing the old index (orders and position map of every row) costs milliseconds at
+        # 100k rows: keep it for the tick worker's next prepare() to free, off the UI thread.
+        self._retired.append((self.rows, self.index, self.view))
+        if len(self._retired) > 2:  # no worker (tests, step_now): do not hold more than that
+            del self._retired[0]
         self.rows = rows
         self.now = now
         prepared, self._prepared = self._prepared, None
