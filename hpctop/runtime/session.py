@@ -18,6 +18,10 @@ Cheap where it can be (PERFORMANCE.md P7), without changing what is decided:
   order, quotas or reservations; skipping it changes no decision. A point where nothing changed
   since the last cycle (no event, no placement) is skipped too, as before, unless ``MAX_IDLE``
   has passed (ages grow, and a new order could let a job start);
+* a scheduling point runs the core in placements-only mode (``schedule(..., placements_only=True)``,
+  when the session uses the default core): the same binds, without the plans, reasons and
+  roll-ups only the view needs (jobs that cannot be tried, e.g. over quota, are dropped before
+  their priority is computed); a scheduler passed in by the caller runs as it is;
 * the *view* (``snapshot`` and ``result``, what the console and the tables show) is computed when
   it is read, not after every step: a run of steps nobody looks at in between (``--at``, a
   benchmark, a console behind on its ticks) costs one core run for the view, not one per step;
