@@ -23,7 +23,7 @@ from hpctop.model.policy import Policy, QueueSpec
 from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
-from hpctop.runtime.session import Session
+from hpctop.runtime.session import Session, demo_session
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.priority import PriorityInputs, breakdown
 from hpctop.scheduling.priority import total as priority_total
@@ -145,3 +145,24 @@ def test_priority_total_is_the_breakdown_total() -> None:
             assert priority_total(job, **kwargs) == breakdown(job, **kwargs).total  # type: ignore[arg-type]
             checked += 1
     assert checked > 1000 and any(j.state == JobState.HELD for j in snap.jobs.values())
+
+
+@pytest.mark.slow
+def test_trace_binds_the_same_as_with_the_full_core() -> None:
+    """The demo through its arrival phase (quota-bound queues): placements-only points against full ones.
+
+    Reproduce: ``.venv/bin/pytest -q -m slow tests/test_scheduling_placements_only.py``.
+    """
+    default = demo_session(seed=1)
+    full = demo_session(seed=1, scheduler=core.schedule)
+    for t in (1_200, 3_000, 4_500):
+        default.advance_to_elapsed(t)
+        full.advance_to_elapsed(t)
+        assert default.binds == full.binds and default.cluster.events_emitted == full.cluster.events_emitted
+        a, b = default.snapshot, full.snapshot
+        assert a.pods.keys() == b.pods.keys()
+        assert all(a.pods[k].node_name == b.pods[k].node_name for k in a.pods)
+        assert all(a.pods[k].gpu_indices == b.pods[k].gpu_indices for k in a.pods)
+    assert default.result.pending_order == full.result.pending_order
+    quota = [p for p in full.result.plans.values() if p.reason is not None and p.reason.code == QUOTA]
+    assert len(quota) > 300  # the phase this mode is for: most pending jobs wait on their quota
