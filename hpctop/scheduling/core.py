@@ -221,6 +221,7 @@ class _Cycle:
         self._fits_live: dict[tuple[object, ...], int] = {}
         self._blocking: dict[tuple[Signature, str], tuple[int, Reservation | None]] = {}
         self._closed: dict[str, str | None] = {}  # leaf queue -> first closed queue above it (fixed)
+        self._up: dict[int, tuple[Eligibility, list[str]]] = {}  # by id: the object is kept with it
         self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
 
     # -- static matching ------------------------------------------------------------------------
@@ -444,7 +445,7 @@ class _Cycle:
             if out is not None:
                 out.reason = explain.queue_closed(closed)
             return True
-        up = [p for p in elig.partitions if self.part_by_name[p].spec.state == PartitionState.UP]
+        up = self.up_partitions(elig)
         if elig.partitions and not up:
             if out is not None:
                 out.reason = explain.partitions_down(
@@ -482,6 +483,15 @@ class _Cycle:
             return True
         return False
 
+    def up_partitions(self, elig: Eligibility) -> list[str]:
+        """The job's candidate partitions that are UP (fixed for the cycle), once per ``Eligibility``."""
+        found = self._up.get(id(elig))
+        if found is None or found[0] is not elig:
+            part_by_name = self.part_by_name
+            up = [p for p in elig.partitions if part_by_name[p].spec.state == PartitionState.UP]
+            found = self._up[id(elig)] = (elig, up)
+        return found[1]
+
     def quota_block(self, path: str, job: Job, m: int) -> tuple[str, str, int, int] | None:
         """``QueueTree.over_max`` for ``m`` members of the job, remembered per queue and request.
 
@@ -509,7 +519,7 @@ class _Cycle:
             return False
         need = job.per_member.scale(m)
         sig = self.signature(job)
-        up = [p for p in elig.partitions if self.part_by_name[p].spec.state == PartitionState.UP]
+        up = self.up_partitions(elig)
         usable = self.ordered_partitions([p for p in up if p in elig.usable], req)
         limit = job.time_limit
         window_end = self.now + limit if limit else INF
@@ -593,7 +603,8 @@ class _Cycle:
             if acc is None:
                 acc = used[path] = ([0, 0, 0], {})
             _add_scaled(acc, job.per_member, job.members - len(job.pending_pods))
-            counts[path] = counts.get(path, 0) + 1
+            if with_demand:  # job counts are for the queue status (the view)
+                counts[path] = counts.get(path, 0) + 1
             if job.time_limit:
                 end = (job.start_time if job.start_time is not None else self.now) + job.time_limit
                 for pod_key in job.pods:
