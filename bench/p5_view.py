@@ -13,8 +13,9 @@ deferred work (its idle handler, which re-measures after adds) has run:
   orders it sorted by and carries them across publishes (``hpctop.tui.jobindex``), so it is timed
   twice: *cold*, the first sort on a column after a full load (a real sort of every row), and
   *warm*, sorting again by a column used before after a publish changed 0.2 % of the rows (what
-  a user sees in steady state: one tick at 2,000 events/s on 100k jobs). The verdict uses the
-  warm figure; the cold one is printed next to it. ``DataTable`` re-sorts every time;
+  a user sees in steady state: one tick at 2,000 events/s on 100k jobs). The verdict needs
+  both: a user's first sort on a column is as much "a sort" as the next one, and ``DataTable``
+  re-sorts every time;
 - **filter**: the pane's text filter vs what a ``DataTable`` user must do: select the matching
   rows and ``clear`` + ``add_rows`` them (``DataTable`` has no filter).
 
@@ -181,7 +182,7 @@ def run(jobs: int, repeats: int = 5, frame_seconds: float = 3.0, min_frames: int
     ratios = {op: med[f"datatable {op}"] / med[f"hpctop {op}"] for op in OPS}
     frames, rate = asyncio.run(_frames(jobs, max(jobs // 20, 1), frame_seconds, min_frames))
     p95 = percentile(frames, 0.95) * 1e3 if frames else float("inf")
-    worst = min(r for op, r in ratios.items() if op != "sort cold")
+    worst = min(ratios.values())  # every operation, the first (cold) sort on a column included
     ok = worst >= GOAL_RATIO and p95 <= GOAL_FRAME_MS
     shown = ", ".join(f"{op} {ratio(r)}" for op, r in ratios.items())
     ms = ", ".join(
