@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey, Reason, Toleration
+from hpctop.model.objects import Job, JobKey, Node, Reason, Toleration
 from hpctop.model.policy import PartitionState, Policy
 from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
@@ -158,11 +158,6 @@ class _Plans(Mapping[JobKey, JobPlan]):
         return f"_Plans({dict(self.items())!r})"
 
 
-def _pod_key(pod: Pod) -> PodKey:
-    return (pod.namespace, pod.name)
-
-
-_TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})  # ``Pod.is_terminal``
 _PENDING_STATES = frozenset({*(s for s in JobState if s.is_pending), JobState.PENDING, JobState.HELD})
 _ACTIVE_STATES = frozenset(s for s in JobState if s.is_active)
 
@@ -177,6 +172,7 @@ class _Cycle:
     ) -> None:
         self.snapshot = snapshot
         self.placements_only = placements_only
+        self.memo = memo
         self.policy = policy
         self.now = now
         view = self.view = memo.cluster_view(snapshot.nodes, policy)
@@ -184,23 +180,8 @@ class _Cycle:
         self.partitions: tuple[PartitionInfo, ...] = view.partitions
         self.part_by_name = view.part_by_name
         self.product: dict[str, str | None] = view.product
-        # one pass over the pods, unsorted: each node's list is sorted by key (what the full sort gave)
-        grouped: dict[str, list[Pod]] = {}
-        nodes = self.nodes
-        for pod in snapshot.pods.values():
-            where = pod.node_name
-            # ``pod.holds_resources`` inlined (one test per pod of the store, finished ones too)
-            if where is not None and where in nodes and pod.phase not in _TERMINAL_PHASES:
-                found = grouped.get(where)
-                if found is None:
-                    grouped[where] = [pod]
-                else:
-                    found.append(pod)
-        pods_by_node: dict[str, tuple[Pod, ...]] = {}
-        for where, pods in grouped.items():
-            if len(pods) > 1:
-                pods.sort(key=_pod_key)
-            pods_by_node[where] = tuple(pods)
+        # each node's pods, sorted by key: kept in the memo, patched from the pods that changed
+        pods_by_node = memo.pods_by_node.update(snapshot.pods)
         self.live, self.charges, self.used_by_node, whole = memo.free_state(view, pods_by_node)
         self.index = WholeIndex(whole)
         self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
@@ -593,7 +574,30 @@ class _Cycle:
         counts: dict[str, int] = {}
         releases: dict[str, list[tuple[float, Request, tuple[int, ...]]]] = {}
         charges = self.charges
-        for job in active:
+        if not with_demand:
+            # placements only: each queue's running usage is kept in the memo (``JobSplit``)
+            for queue, (q_ints, q_ext) in self.memo.jobs.used.items():
+                path = resolved.get(queue)
+                if path is None:
+                    path = resolved[queue] = tree.resolve(queue)
+                acc = used.get(path)
+                if acc is None:
+                    acc = used[path] = ([0, 0, 0], {})
+                ints, ext = acc
+                ints[0] += q_ints[0]
+                ints[1] += q_ints[1]
+                ints[2] += q_ints[2]
+                for key, value in q_ext.items():
+                    ext[key] = ext.get(key, 0) + value
+            now = self.now
+            for job in active:
+                if job.time_limit:
+                    end = (job.start_time if job.start_time is not None else now) + job.time_limit
+                    for pod_key in job.pods:
+                        charge = charges.get(pod_key)
+                        if charge is not None:
+                            releases.setdefault(charge.node, []).append((end, charge.req, charge.indices))
+        for job in active if with_demand else ():
             path = resolved.get(job.queue)
             if path is None:
                 path = resolved[job.queue] = tree.resolve(job.queue)
@@ -646,17 +650,15 @@ class _Cycle:
     def run(self, started: float) -> ScheduleResult:
         # no global sort of the jobs: nothing below depends on their order (heaps order fully by
         # key, sums are of ints) except the plans' iteration order, which ``_Plans`` sorts lazily
-        pending: list[Job] = []
-        active: list[Job] = []
+        # the job split is kept in the memo and patched from the jobs that changed (``JobSplit``)
+        split = self.memo.jobs
+        split.update(self.snapshot.jobs, _PENDING_STATES, _ACTIVE_STATES)
+        pending = list(split.pending.values())
+        active = list(split.active.values())
         max_qos = max((pc.value for pc in self.snapshot.priority_classes.values()), default=0)
-        for job in self.snapshot.jobs.values():
-            state = job.state
-            if state in _PENDING_STATES:
-                pending.append(job)
-            elif state in _ACTIVE_STATES:
-                active.append(job)
-            if job.priority_value is not None and job.priority_value > max_qos:
-                max_qos = job.priority_value
+        highest = split.max_priority_value()
+        if highest is not None and highest > max_qos:
+            max_qos = highest
         path_of: dict[JobKey, str] = {}
         placements_only = self.placements_only
         self._roll_up(active, pending, path_of, with_demand=not placements_only)

@@ -22,6 +22,16 @@ What is kept, and why it cannot change an answer:
   own copies (``LiveFree`` clones a node on first access), so the kept templates are never
   mutated.
 
+- ``PodsByNode`` and ``JobSplit``: the cluster-wide roll-ups every cycle began with (the pods
+  bound to each node, sorted by key; pending and active jobs; the highest job priority value;
+  each queue's running usage), kept between cycles and patched from the entries whose object
+  changed identity since the previous snapshot. The snapshot's maps are copies of the store's
+  dicts, whose order is insertion order: updates keep their place, additions come last, so
+  the changed entries are found in C (``_MapDiff``: the old keys must be a prefix of the new
+  ones, values compared with ``is``). When an entry left or moved (a deleted pod, a job that
+  became a tombstone), the roll-up is rebuilt from scratch. Integer sums are exact in any
+  order, so patched sums equal fresh ones.
+
 Everything is bounded by the cluster (entries of nodes that left are dropped when the maps
 outgrow the live node count) and the per-view caches are capped. A ``Memo`` is used by one cycle
 at a time (``schedule`` takes the shared one with a non-blocking lock and falls back to a fresh,
@@ -31,11 +41,13 @@ throwaway one when another thread holds it), so results never depend on what ran
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 from typing import Any
 
-from hpctop.model.objects import Node, Pod, PodKey
+from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey
 from hpctop.model.policy import PartitionSpec, Policy
 from hpctop.model.resources import Resources
 from hpctop.scheduling.partitions import (
@@ -165,11 +177,17 @@ class Memo:
         self.view: ClusterView | None = None
         self.facts: dict[str, NodeFacts] = {}
         self.free: dict[str, FreeEntry] = {}
+        self.pods_by_node = PodsByNode()
+        self.jobs = JobSplit()
+        self.kept_free: KeptFree | None = None
 
     def clear(self) -> None:
         self.view = None
         self.facts = {}
         self.free = {}
+        self.pods_by_node = PodsByNode()
+        self.jobs = JobSplit()
+        self.kept_free = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -236,27 +254,245 @@ class Memo:
     def free_state(
         self, view: ClusterView, pods_by_node: Mapping[str, tuple[Pod, ...]]
     ) -> tuple[LiveFree, dict[PodKey, Charge], dict[str, IntVector], dict[str, int]]:
-        """(live free state, charge of every bound pod, per-node sum of pod requests, whole free GPUs)."""
+        """(live free state, charge of every bound pod, per-node sum of pod requests, whole free GPUs).
+
+        When the view and the pod grouping are those of the previous call and the grouping is
+        ``self.pods_by_node``'s, only the nodes it changed since then are looked at; the maps are
+        patched and handed out as copies (the cycle may keep or change its own).
+        """
+        grouping = self.pods_by_node
+        touched = grouping.take_touched()
+        kept = self.kept_free
+        if (
+            kept is None
+            or kept.view is not view
+            or kept.source is not pods_by_node
+            or pods_by_node is not grouping.grouped
+        ):
+            kept = self.kept_free = self._free_from_scratch(view, pods_by_node)
+        else:
+            self._patch_free(kept, [name for name in touched if name in view.nodes])
+        return LiveFree(dict(kept.templates)), dict(kept.charges), dict(kept.used), dict(kept.whole)
+
+    def _entry(self, view: ClusterView, name: str, pods: tuple[Pod, ...]) -> FreeEntry:
         entries = self.free
-        templates: dict[str, NodeFree] = {}
-        charges: dict[PodKey, Charge] = {}
-        used: dict[str, IntVector] = {}
-        whole: dict[str, int] = {}
-        product = view.product
-        for name, node in view.nodes.items():
+        node = view.nodes[name]
+        p = view.product[name]
+        entry = entries.get(name)
+        if entry is None or not entry.valid(node, p, pods):
+            entry = entries[name] = FreeEntry(node, p, pods)
+        return entry
+
+    def _free_from_scratch(self, view: ClusterView, pods_by_node: Mapping[str, tuple[Pod, ...]]) -> KeptFree:
+        kept = KeptFree(view, pods_by_node)
+        for name in view.nodes:
             pods = pods_by_node.get(name, ())
-            p = product[name]
-            entry = entries.get(name)
-            if entry is None or not entry.valid(node, p, pods):
-                entry = entries[name] = FreeEntry(node, p, pods)
-            templates[name] = entry.free
-            whole[name] = entry.whole
+            entry = kept.entries[name] = self._entry(view, name, pods)
+            kept.templates[name] = entry.free
+            kept.whole[name] = entry.whole
             if pods:
-                charges.update(entry.charges)
-                used[name] = entry.used
+                kept.charges.update(entry.charges)
+                kept.used[name] = entry.used
+        entries = self.free
         if len(entries) > 2 * len(view.nodes) + 64:
             self.free = {name: entries[name] for name in view.nodes}
-        return LiveFree(templates), charges, used, whole
+        return kept
+
+    def _patch_free(self, kept: KeptFree, names: list[str]) -> None:
+        # every charge of the changed nodes out first, then theirs in: a pod that moved between two
+        # changed nodes ends up with its new charge (a pod is bound to one node at a time)
+        charges = kept.charges
+        for name in names:
+            for key in kept.entries[name].charges:
+                charges.pop(key, None)
+        source = kept.source
+        for name in names:
+            pods = source.get(name, ())
+            entry = kept.entries[name] = self._entry(kept.view, name, pods)
+            kept.templates[name] = entry.free
+            kept.whole[name] = entry.whole
+            if pods:
+                charges.update(entry.charges)
+                kept.used[name] = entry.used
+            else:
+                kept.used.pop(name, None)
+
+
+class KeptFree:
+    """The free-state maps of the last cycle, patched for the nodes whose pods changed."""
+
+    __slots__ = ("charges", "entries", "source", "templates", "used", "view", "whole")
+
+    def __init__(self, view: ClusterView, source: Mapping[str, tuple[Pod, ...]]) -> None:
+        self.view = view
+        self.source = source
+        self.entries: dict[str, FreeEntry] = {}
+        self.templates: dict[str, NodeFree] = {}
+        self.charges: dict[PodKey, Charge] = {}
+        self.used: dict[str, IntVector] = {}
+        self.whole: dict[str, int] = {}
+
+
+#: pod phases that release a pod's resources (``Pod.is_terminal``)
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+#: a queue's summed usage: cpu, memory, gpu and extended resources, in plain ints
+IntSum = tuple[list[int], dict[str, int]]
+
+
+def add_scaled(acc: IntSum, r: Resources, factor: int) -> None:
+    """``acc += r * factor`` in plain ints (a negative factor takes a contribution back out)."""
+    ints, ext = acc
+    ints[0] += r.cpu * factor
+    ints[1] += r.memory * factor
+    ints[2] += r.gpu * factor
+    for key, value in r.extended:
+        ext[key] = ext.get(key, 0) + value * factor
+
+
+def pod_key(pod: Pod) -> PodKey:
+    return (pod.namespace, pod.name)
+
+
+class _MapDiff:
+    """The entries of a snapshot map whose object changed since the map this one saw last."""
+
+    __slots__ = ("keys", "source", "values")
+
+    def __init__(self) -> None:
+        self.source: Mapping[Any, Any] | None = None
+        self.keys: list[Any] = []
+        self.values: list[Any] = []
+
+    def changes(self, current: Mapping[Any, Any]) -> list[tuple[Any, Any, Any]] | None:
+        """``(key, old object or None, new object)`` per changed entry; None when entries left or moved."""
+        if current is self.source:
+            return []
+        keys = list(current)
+        values = list(current.values())
+        old_keys, old_values = self.keys, self.values
+        n = len(old_keys)
+        self.source, self.keys, self.values = current, keys, values
+        # list == compares items by identity first: the store's key objects are shared, so this is C-speed
+        if len(keys) < n or keys[:n] != old_keys:
+            return None
+        moved = compress(range(n), map(is_not, values, old_values))
+        changed = [(keys[i], old_values[i], values[i]) for i in moved]
+        changed.extend((keys[i], None, values[i]) for i in range(n, len(keys)))
+        return changed
+
+
+class PodsByNode:
+    """Each node's resource-holding pods, sorted by key, patched from the pods that changed."""
+
+    __slots__ = ("diff", "grouped", "members", "rebuilds", "touched")
+
+    def __init__(self) -> None:
+        self.diff = _MapDiff()
+        self.members: dict[str, dict[PodKey, Pod]] = {}
+        self.grouped: dict[str, tuple[Pod, ...]] = {}
+        self.rebuilds = 0
+        self.touched: set[str] = set()  # nodes whose pod tuple changed since ``take_touched``
+
+    def take_touched(self) -> set[str]:
+        touched, self.touched = self.touched, set()
+        return touched
+
+    def update(self, pods: Mapping[PodKey, Pod]) -> Mapping[str, tuple[Pod, ...]]:
+        """The pods holding resources on each node (any node name, known to the view or not)."""
+        changes = self.diff.changes(pods)
+        if changes is None:
+            self.rebuilds += 1
+            self.members, self.grouped = {}, {}
+            changes = [(key, None, pod) for key, pod in pods.items()]
+        members = self.members
+        dirty: set[str] = set()
+        for key, old, _ in changes:
+            if old is not None:
+                where = old.node_name
+                if where is not None and old.phase not in TERMINAL_PHASES:
+                    del members[where][key]
+                    dirty.add(where)
+        for key, _, pod in changes:
+            where = pod.node_name
+            if where is not None and pod.phase not in TERMINAL_PHASES:
+                found = members.get(where)
+                if found is None:
+                    members[where] = {key: pod}
+                else:
+                    found[key] = pod
+                dirty.add(where)
+        grouped = self.grouped
+        self.touched |= dirty
+        for where in dirty:
+            found = members.get(where)
+            if found:
+                held = found.values()
+                grouped[where] = tuple(sorted(held, key=pod_key)) if len(found) > 1 else tuple(held)
+            else:
+                members.pop(where, None)
+                grouped.pop(where, None)
+        return grouped
+
+
+class JobSplit:
+    """Pending and active jobs, the highest job priority value and each queue's running usage.
+
+    The usage is kept per queue name as the jobs give it (resolving a name to a queue path
+    depends on the policy, so the cycle resolves the few names); a job's contribution is taken
+    out with a negative factor when it changes or stops being active.
+    """
+
+    __slots__ = ("active", "diff", "pending", "priority_values", "rebuilds", "used")
+
+    def __init__(self) -> None:
+        self.diff = _MapDiff()
+        self.pending: dict[JobKey, Job] = {}
+        self.active: dict[JobKey, Job] = {}
+        self.priority_values: dict[int, int] = {}  # value -> jobs with it
+        self.used: dict[str | None, IntSum] = {}
+        self.rebuilds = 0
+
+    def update(
+        self,
+        jobs: Mapping[JobKey, Job],
+        pending_states: Collection[object],
+        active_states: Collection[object],
+    ) -> None:
+        changes = self.diff.changes(jobs)
+        if changes is None:
+            self.rebuilds += 1
+            self.pending, self.active, self.priority_values, self.used = {}, {}, {}, {}
+            changes = [(key, None, job) for key, job in jobs.items()]
+        pending, active, values, used = self.pending, self.active, self.priority_values, self.used
+        for key, old, job in changes:
+            if old is not None:
+                state = old.state
+                if state in pending_states:
+                    del pending[key]
+                elif state in active_states:
+                    del active[key]
+                    add_scaled(used[old.queue], old.per_member, len(old.pending_pods) - old.members)
+                if old.priority_value is not None:
+                    left = values[old.priority_value] - 1
+                    if left:
+                        values[old.priority_value] = left
+                    else:
+                        del values[old.priority_value]
+            state = job.state
+            if state in pending_states:
+                pending[key] = job
+            elif state in active_states:
+                active[key] = job
+                acc = used.get(job.queue)
+                if acc is None:
+                    acc = used[job.queue] = ([0, 0, 0], {})
+                add_scaled(acc, job.per_member, job.members - len(job.pending_pods))
+            if job.priority_value is not None:
+                values[job.priority_value] = values.get(job.priority_value, 0) + 1
+
+    def max_priority_value(self) -> int | None:
+        return max(self.priority_values) if self.priority_values else None
 
 
 #: the memo ``schedule`` uses by default (one cycle at a time; see ``Memo``)
