@@ -28,9 +28,9 @@ What is kept, and why it cannot change an answer:
   changed identity since the previous snapshot. The snapshot's maps are copies of the store's
   dicts, whose order is insertion order: updates keep their place, additions come last, so
   the changed entries are found in C (``_MapDiff``: the old keys must be a prefix of the new
-  ones, values compared with ``is``). When an entry left or moved (a deleted pod, a job that
-  became a tombstone), the roll-up is rebuilt from scratch. Integer sums are exact in any
-  order, so patched sums equal fresh ones.
+  ones, values compared with ``is``; deleted entries are taken out first). When an entry moved
+  (deleted and added again, a job that became a tombstone), the roll-up is rebuilt from
+  scratch. Integer sums are exact in any order, so patched sums equal fresh ones.
 
 Everything is bounded by the cluster (entries of nodes that left are dropped when the maps
 outgrow the live node count) and the per-view caches are capped. A ``Memo`` is used by one cycle
@@ -43,7 +43,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, filterfalse
 from operator import is_not
 from typing import Any
 
@@ -357,27 +357,39 @@ def pod_key(pod: Pod) -> PodKey:
 class _MapDiff:
     """The entries of a snapshot map whose object changed since the map this one saw last."""
 
-    __slots__ = ("keys", "source", "values")
+    __slots__ = ("keys", "values")
 
     def __init__(self) -> None:
-        self.source: Mapping[Any, Any] | None = None
         self.keys: list[Any] = []
         self.values: list[Any] = []
 
     def changes(self, current: Mapping[Any, Any]) -> list[tuple[Any, Any, Any]] | None:
-        """``(key, old object or None, new object)`` per changed entry; None when entries left or moved."""
-        if current is self.source:
-            return []
+        """``(key, old object or None, new object or None)`` per changed entry; None when entries moved.
+
+        Deleted entries keep the others' order (a dict deletion does not reorder), so they are
+        taken out of the old key list and the rest compared as usual; an entry that moved
+        (deleted and added again, a job that became a tombstone) makes the answer None.
+        """
         keys = list(current)
         values = list(current.values())
         old_keys, old_values = self.keys, self.values
+        self.keys, self.values = keys, values
         n = len(old_keys)
-        self.source, self.keys, self.values = current, keys, values
         # list == compares items by identity first: the store's key objects are shared, so this is C-speed
-        if len(keys) < n or keys[:n] != old_keys:
-            return None
+        if len(keys) >= n and keys[:n] == old_keys:
+            gone: list[tuple[Any, Any, Any]] = []
+        else:
+            # entries left: the survivors, in their old order, must be a prefix of the new keys
+            old = dict(zip(old_keys, old_values, strict=True))
+            gone = [(key, old[key], None) for key in filterfalse(current.__contains__, old_keys)]
+            old_keys = list(filter(current.__contains__, old_keys))
+            n = len(old_keys)
+            if keys[:n] != old_keys:
+                return None
+            old_values = list(map(old.__getitem__, old_keys))
         moved = compress(range(n), map(is_not, values, old_values))
-        changed = [(keys[i], old_values[i], values[i]) for i in moved]
+        changed = gone
+        changed.extend((keys[i], old_values[i], values[i]) for i in moved)
         changed.extend((keys[i], None, values[i]) for i in range(n, len(keys)))
         return changed
 
@@ -414,6 +426,8 @@ class PodsByNode:
                     del members[where][key]
                     dirty.add(where)
         for key, _, pod in changes:
+            if pod is None:
+                continue
             where = pod.node_name
             if where is not None and pod.phase not in TERMINAL_PHASES:
                 found = members.get(where)
@@ -479,6 +493,8 @@ class JobSplit:
                         values[old.priority_value] = left
                     else:
                         del values[old.priority_value]
+            if job is None:
+                continue
             state = job.state
             if state in pending_states:
                 pending[key] = job
