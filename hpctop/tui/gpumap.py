@@ -110,22 +110,9 @@ def build_gpu_map(
     partition_nodes: Iterable[tuple[str, Iterable[str]]],
 ) -> GpuMap:
     """Fold the snapshot into per-GPU slots, ordered by partition then node name."""
-    job_of: dict[PodKey, Job] = {}
-    for job in jobs.values():
-        if job.state.is_active:
-            for pk in job.pods:
-                job_of[pk] = job
-    part_of: dict[str, str] = {}
-    order: list[str] = []
-    for part, names in partition_nodes:
-        for n in sorted(names):
-            if n not in part_of and n in nodes:
-                part_of[n] = part
-                order.append(n)
-    order.extend(sorted(n for n in nodes if n not in part_of and nodes[n].gpu.count > 0))
+    job_of = active_job_of(jobs)
+    order, part_of = node_order(nodes, partition_nodes)
     out: list[NodeGpus] = []
-    parts: dict[str, GroupTotals] = {}
-    models: dict[str, GroupTotals] = {}
     for name in order:
         node = nodes[name]
         count = node.gpu.count
@@ -160,6 +147,40 @@ def build_gpu_map(
                 slot.holders.append(holder)
         _place_unindexed(ng)
         out.append(ng)
+    return with_totals(out)
+
+
+def active_job_of(jobs: Mapping[JobKey, Job]) -> dict[PodKey, Job]:
+    """The active job each pod belongs to (what a GPU cell is coloured and labelled by)."""
+    job_of: dict[PodKey, Job] = {}
+    for job in jobs.values():
+        if job.state.is_active:
+            for pk in job.pods:
+                job_of[pk] = job
+    return job_of
+
+
+def node_order(
+    nodes: Mapping[str, Node], partition_nodes: Iterable[tuple[str, Iterable[str]]]
+) -> tuple[list[str], dict[str, str]]:
+    """Node names in map order (by partition, then name; GPU nodes of no partition last) and the
+    partition of each (a node in two partitions shows under the first)."""
+    part_of: dict[str, str] = {}
+    order: list[str] = []
+    for part, names in partition_nodes:
+        for n in sorted(names):
+            if n not in part_of and n in nodes:
+                part_of[n] = part
+                order.append(n)
+    order.extend(sorted(n for n in nodes if n not in part_of and nodes[n].gpu.count > 0))
+    return order, part_of
+
+
+def with_totals(out: list[NodeGpus]) -> GpuMap:
+    """The map of ``out`` with its totals per partition and per GPU model."""
+    parts: dict[str, GroupTotals] = {}
+    models: dict[str, GroupTotals] = {}
+    for ng in out:
         for group, key in ((parts, ng.partition), (models, ng.model)):
             totals = group.setdefault(key, GroupTotals(key))
             totals.nodes += 1

@@ -33,11 +33,21 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hpctop.model.metrics import MetricsView
-from hpctop.model.objects import Job, JobKey, PodKey
+from hpctop.model.objects import Job, JobKey
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import PartitionStatus
 from hpctop.tui.colors import Palette, queue_var
-from hpctop.tui.gpumap import CORDONED, DOWN, GpuMap, GroupTotals, NodeGpus, build_gpu_map, fill_glyph
+from hpctop.tui.gpumap import (
+    CORDONED,
+    DOWN,
+    GpuMap,
+    NodeGpus,
+    active_job_of,
+    build_gpu_map,
+    fill_glyph,
+    node_order,
+    with_totals,
+)
 from hpctop.tui.keymap import bindings
 from hpctop.tui.sanitize import fit_cells, sanitize_display
 
@@ -78,20 +88,9 @@ class GpuMapCache:
             return self._map
 
     def _build(self, snap: Snapshot, partition_nodes: list[tuple[str, Iterable[str]]]) -> GpuMap:
-        nodes, pods, jobs, by_node = snap.nodes, snap.pods, snap.jobs, snap.pods_by_node
-        job_of: dict[PodKey, Job] = {}
-        for job in jobs.values():
-            if job.state.is_active:
-                for pk in job.pods:
-                    job_of[pk] = job
-        part_of: dict[str, str] = {}
-        order: list[str] = []
-        for part, names in partition_nodes:
-            for n in sorted(names):
-                if n not in part_of and n in nodes:
-                    part_of[n] = part
-                    order.append(n)
-        order.extend(sorted(n for n in nodes if n not in part_of and nodes[n].gpu.count > 0))
+        nodes, pods, by_node = snap.nodes, snap.pods, snap.pods_by_node
+        job_of = active_job_of(snap.jobs)
+        order, part_of = node_order(nodes, partition_nodes)
         old = self._nodes
         fresh: dict[str, tuple[NodeSig, NodeGpus]] = {}
         out: list[NodeGpus] = []
@@ -147,18 +146,7 @@ class GpuMapCache:
             and all(a is b for a, b in zip(previous, out, strict=True))
         ):
             return self._map
-        parts: dict[str, GroupTotals] = {}
-        models: dict[str, GroupTotals] = {}
-        for ng in out:
-            for group, key in ((parts, ng.partition), (models, ng.model)):
-                totals = group.setdefault(key, GroupTotals(key))
-                totals.nodes += 1
-                if ng.down:
-                    totals.down += 1
-                else:
-                    totals.total += ng.total
-                totals.used += ng.used
-        return GpuMap(out, list(parts.values()), list(models.values()))
+        return with_totals(out)
 
 
 class GpuPane(ScrollView, can_focus=True):
