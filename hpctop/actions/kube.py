@@ -367,20 +367,29 @@ def _dig(obj: Any, *path: str) -> Any:
     return obj
 
 
-_SUMMARY_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("metadata", "uid"),
-    ("metadata", "deletionTimestamp"),
+#: the spec fields the job actions set (suspend, scale, activate, priority)
+_SPEC_ACTED: tuple[tuple[str, ...], ...] = (
     ("spec", "suspend"),
     ("spec", "runPolicy", "suspend"),
     ("spec", "replicas"),
     ("spec", "active"),
     ("spec", "priorityClassName"),
     ("spec", "priority"),
-    ("spec", "stopPolicy"),
+)
+#: the labels and annotations the job actions set (queue, priority class, Slinky's fields)
+_META_ACTED: tuple[tuple[str, ...], ...] = (
     ("metadata", "labels", KUEUE_QUEUE_LABEL),
     ("metadata", "labels", KUEUE_PRIORITY_LABEL),
     ("metadata", "annotations", SLINKY_PRIORITY),
     ("metadata", "annotations", SLINKY_PARTITION),
+)
+
+_SUMMARY_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("metadata", "uid"),
+    ("metadata", "deletionTimestamp"),
+    *_SPEC_ACTED,
+    ("spec", "stopPolicy"),
+    *_META_ACTED,
     ("status", "state", "phase"),
     ("spec", "nodeName"),
     ("status", "phase"),
@@ -1420,18 +1429,7 @@ class KubeActions:
         body = response.json()
         if step.verify_phase:
             return f"Command {_dig(body, 'action')} {_dig(body, 'metadata', 'name')} created"
-        for path in (
-            ("spec", "suspend"),
-            ("spec", "runPolicy", "suspend"),
-            ("spec", "replicas"),
-            ("spec", "active"),
-            ("spec", "priorityClassName"),
-            ("spec", "priority"),
-            ("metadata", "labels", KUEUE_QUEUE_LABEL),
-            ("metadata", "labels", KUEUE_PRIORITY_LABEL),
-            ("metadata", "annotations", SLINKY_PRIORITY),
-            ("metadata", "annotations", SLINKY_PARTITION),
-        ):
+        for path in (*_SPEC_ACTED, *_META_ACTED):
             value = _dig(body, *path)
             if value is not None and step.body is not None and _dig(step.body, *path) is not None:
                 return f"{'.'.join(path)} = {orjson.dumps(value).decode()}"
