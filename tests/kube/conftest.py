@@ -6,6 +6,8 @@ tests cover the same path a user's ``--kubeconfig`` takes; nothing in the client
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -78,3 +80,20 @@ async def connection(kubeconfig: Path) -> Connection:
 @pytest.fixture
 def store() -> Store:
     return Store(clock=lambda: 1767225600.0)
+
+
+def make_certificate(directory: Path, cert_name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (skips the test without openssl)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    cert, key = directory / cert_name, directory / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key

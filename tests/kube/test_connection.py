@@ -6,9 +6,7 @@ HTTP(S) to 127.0.0.1. Secrets are canaries: each test that can leak one checks t
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -26,7 +24,7 @@ from hpctop.sources.kube.errors import (
     Unauthorized,
 )
 from hpctop.sources.kube.resources import JOBS, NODES, PODS
-from tests.kube.conftest import TOKEN, write_kubeconfig
+from tests.kube.conftest import TOKEN, make_certificate, write_kubeconfig
 from tests.kube.fakeserver import JOBS as JOBS_RES
 from tests.kube.fakeserver import NODES as NODES_RES
 from tests.kube.fakeserver import PODS as PODS_RES
@@ -142,19 +140,7 @@ async def test_403_on_one_resource_is_a_note_not_a_failure(fake: FakeApiServer, 
 
 @pytest.fixture
 def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
+    return make_certificate(tmp_path, "cert.pem")
 
 
 @pytest.fixture

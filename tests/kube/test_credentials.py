@@ -21,9 +21,7 @@ import base64
 import contextlib
 import json
 import os
-import shutil
 import ssl
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -44,7 +42,7 @@ from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
-from tests.kube.conftest import write_kubeconfig
+from tests.kube.conftest import make_certificate, write_kubeconfig
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
 from tests.kube.test_reflector import pods_in, reflecting, server_pods
 from tests.model_fixtures import node, pod
@@ -277,22 +275,6 @@ async def test_c1_missing_plugin_names_it_and_gives_the_install_hint(tmp_path: P
 # -- C3: in-cluster token rotation -------------------------------------------------------------
 
 
-def make_certificate(tmp_path: Path) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "ca.crt", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
-
-
 @contextlib.asynccontextmanager
 async def tls_fake(cert: Path, key: Path) -> AsyncIterator[tuple[FakeApiServer, int]]:
     """The fake API server behind TLS (in-cluster URLs are always https)."""
@@ -312,7 +294,7 @@ async def tls_fake(cert: Path, key: Path) -> AsyncIterator[tuple[FakeApiServer, 
 async def test_c3_rotated_in_cluster_token_is_used_within_a_minute(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cert, key = make_certificate(tmp_path)
+    cert, key = make_certificate(tmp_path, "ca.crt")
     token = tmp_path / "token"
     token.write_text("sa-token-1")
     async with tls_fake(cert, key) as (fake, port):
