@@ -201,7 +201,9 @@ def _event_tolerantly(kind: str, decoders: _Decoders, raw: bytes) -> tuple[str, 
     try:
         parsed = tolerant.parse(raw)
     except tolerant.MalformedField as exc:
-        raise DecodeError(exc.problem, kind=kind, identity=tolerant.guess_identity(raw)) from None
+        raise DecodeError(
+            exc.problem, field=exc.field, kind=kind, identity=tolerant.guess_identity(raw)
+        ) from None
     if type(parsed) is not dict or type(parsed.get("type")) is not str:
         raise DecodeError("not a watch event (no type)", kind=kind)
     if "object" not in parsed:

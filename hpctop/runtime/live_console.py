@@ -635,6 +635,7 @@ class LiveConsoleSession:
         parts.append(self.yunikorn_poller.note)
         parts.append(self.kueue_positions.note)
         parts.append(self.discovery_note)
+        parts.append(skipped_note(self.store))
         return ", ".join(p for p in parts if p)
 
     @property
@@ -729,3 +730,19 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 __all__ = ["ACTION_KINDS", "LiveConsoleSession", "LockedStore", "connection_text"]
+
+
+def skipped_note(store: Store) -> str:
+    """The status bar's word on malformed objects: how many were skipped, and the latest note.
+
+    Read without the store's lock (the status bar must never wait on the reflectors): a count
+    changing under the read is simply read again at the next repaint.
+    """
+    try:
+        total = sum(list(store.skipped.values()))
+        latest = next(reversed(list(store.notes.values())), "") if total else ""
+    except RuntimeError:  # changed while read
+        return ""
+    if not total:
+        return ""
+    return f"{total} malformed object(s) skipped" + (f" (latest: {latest[:120]})" if latest else "")
