@@ -117,7 +117,9 @@ async def test_read_only_refusals_say_so() -> None:
             assert any(m.startswith(f"Read-only: {word} refused") for m in messages), (word, messages)
         await pilot.press("2", "x")
         await pilot.pause()
-        assert any(m.startswith("Read-only: close queue refused") for m in (n.message for n in app._notifications))
+        assert any(
+            m.startswith("Read-only: close queue refused") for m in (n.message for n in app._notifications)
+        )
         assert not isinstance(app.screen, ConfirmScreen)
         info = app.query_one("#jobs-info", Static)
         assert "marked" not in str(info.render())
