@@ -603,7 +603,8 @@ async def test_charts_follow_history() -> None:
         from textual_plotext import PlotextPlot
 
         plot = app.query_one("#chart-alloc", PlotextPlot)
-        assert "h100" in str(plot.render())
+        assert "GPUs in use" in str(plot.render())
+        assert "h100" in str(app.query_one("#legend-alloc").render())  # the legend, under the plot
         charts = app.query_one("#charts")
         assert charts.display
         await pilot.press("C")  # hidden by the key, whatever the size
