@@ -161,3 +161,34 @@ def test_each_skipped_object_is_noted_once() -> None:
         store.apply_raw("Pod", event("MODIFIED", bad))
     assert sum(store.skipped.values()) == 3
     assert store.notes_text() == ("skipped Pod team-a/p: spec.nodeName: unexpected 5",)
+
+
+def test_owner_kinds_follow_the_same_field_rules() -> None:
+    odd = {
+        **VOLCANO_JOB,
+        "status": {**VOLCANO_JOB["status"], "conditions": [{"status": "Pending", "message": 5}]},
+    }
+    wl = decode_event("Job.batch.volcano.sh", event("ADDED", odd)).obj
+    assert isinstance(wl, Workload) and wl.conditions[0].message == ""
+    bad = orjson.loads(orjson.dumps(VOLCANO_JOB))
+    bad["spec"]["tasks"][0]["replicas"] = "2"  # a member count is needed: never guessed
+    with pytest.raises(DecodeError) as caught:
+        decode_event("Job.batch.volcano.sh", event("ADDED", bad))
+    assert caught.value.field == "spec.tasks[0].replicas" and caught.value.identity == "team-a/vcjob"
+    bad["spec"]["tasks"][0]["replicas"] = -3
+    with pytest.raises(DecodeError) as caught:
+        decode_event("Job.batch.volcano.sh", event("ADDED", bad))
+    assert caught.value.field == "spec.tasks[0].replicas"
+
+
+def test_a_queue_quota_may_exceed_one_node_but_never_be_negative() -> None:
+    def cluster_queue(gpus: str) -> dict[str, Any]:
+        flavor = {"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": gpus}]}
+        spec = {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [flavor]}]}
+        return {"metadata": {"name": "cq"}, "spec": spec}
+
+    kind = "ClusterQueue.kueue.x-k8s.io"
+    cq = decode_event(kind, event("ADDED", cluster_queue("10000"))).obj
+    assert cq.quotas[0].nominal == 10_000_000
+    with pytest.raises(DecodeError, match="negative"):
+        decode_event(kind, event("ADDED", cluster_queue("-8")))
