@@ -70,6 +70,7 @@ from hpctop.actions.audit import AuditLog, AuditRecord
 from hpctop.actions.kube import KINDS, KubeActions, KubeActuator, Permission
 from hpctop.actions.requests import ActionKind, Actuator, ReadOnlyActuator
 from hpctop.model.backends.queues import policy_from_snapshot
+from hpctop.model.decode import DecodeError
 from hpctop.model.events import WatchEvent
 from hpctop.model.metrics import MetricsView
 from hpctop.model.objects import ClusterQueue, JobKey
@@ -137,6 +138,10 @@ class LockedStore(Store):
     def apply_yunikorn_queues(self, raw: bytes, partition: str = "default") -> bool:
         with self.lock:
             return super().apply_yunikorn_queues(raw, partition)
+
+    def skip(self, error: DecodeError, kind: str = "") -> None:
+        with self.lock:  # the notes are read by snapshot() under this lock
+            super().skip(error, kind)
 
 
 class _PodNodes(Mapping[str, str]):
