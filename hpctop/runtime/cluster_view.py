@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
-from hpctop.runtime.live import list_once
+from hpctop.runtime.live import LIST_TIMEOUT, list_once
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.types import ScheduleResult
 
@@ -42,10 +42,13 @@ def read_cluster(
     context: str | None,
     namespace: str | None = None,
     policy: Policy | None = None,
+    request_timeout: float = LIST_TIMEOUT,
 ) -> ClusterView:
     """List the cluster once and schedule the snapshot (wall-clock ``now``)."""
     notes: list[str] = []
-    store = asyncio.run(list_once(kubeconfig, context, namespace, notes=notes))
+    store = asyncio.run(
+        list_once(kubeconfig, context, namespace, notes=notes, request_timeout=request_timeout)
+    )
     notes.extend(store.notes_text())  # each skipped object, once: none is dropped silently
     now = time.time()
     snapshot = store.snapshot()
