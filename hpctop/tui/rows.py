@@ -317,10 +317,15 @@ class RowCache:
 _STATE_ORDER = {s: i for i, s in enumerate(JobState)}
 
 
+_AFTER_WAITING = {"running": 1, "pending": 2, "other": 3, "done": 4}
+
+
 def order_key(row: JobRow) -> tuple[int, int]:
-    """ORDER ascending: the pending jobs in the order the scheduler tries them, then the rest by
-    priority (highest first)."""
-    return (0, row.order) if row.order is not None else (1, -row.prio)
+    """ORDER ascending: the jobs waiting their turn in the order the scheduler tries them, then
+    running, held, other and finished jobs, each by priority (highest first)."""
+    if row.order is not None:
+        return (0, row.order)
+    return (_AFTER_WAITING[row.category], -row.prio)
 
 
 def sort_key(column: str, now: float) -> Callable[[JobRow], object]:
