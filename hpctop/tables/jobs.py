@@ -244,5 +244,5 @@ COLUMNS = (
     Column("gpus", "GPUS", "right", _gpus),
     Column("elapsed", "TIME", "right", _time),
     Column("eta", "ETA"),
-    Column("reason", "NODELIST(REASON)", "left", _nodelist_reason),
+    Column("reason", "NODELIST(REASON)", "left", _nodelist_reason, width=60),
 )

@@ -266,7 +266,7 @@ SUMMARY_COLUMNS = (
     Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
     Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
     Column("gpu_models", "GPU_MODEL"),
-    Column("nodelist", "NODELIST", "left", _nodelist),
+    Column("nodelist", "NODELIST", "left", _nodelist, width=NODELIST_WIDTH),
 )
 
 

@@ -40,6 +40,7 @@ from typing import Any
 from kubernetes.aio.config import kube_config as _kube_config
 from kubernetes.aio.config.dateutil import parse_rfc3339 as _parse_rfc3339
 
+from hpctop.sources.kube import tls
 from hpctop.sources.kube.errors import KubeConfigError
 
 #: seconds a non-interactive plugin may run (client-go has none; a hung plugin must not hang hpctop)
@@ -174,6 +175,40 @@ class ConsoleKubeConfigLoader(_kube_config.KubeConfigLoader):
     """
 
     exec_io: ExecIO = ExecIO()
+    #: the context's TLS material, in memory (the package would write ``*-data`` to temp files)
+    tls_ca: tls.Material | None = None
+    tls_cert: tls.Material | None = None
+    tls_key: tls.Material | None = None
+
+    def _load_cluster_info(self) -> None:
+        """The package's ``_load_cluster_info`` with the certificates kept as :class:`tls.Material`.
+
+        ``ssl_ca_cert``/``cert_file``/``key_file`` are never set, so ``_set_config`` copies no temp
+        file name into the configuration and :func:`tls.ssl_context` builds the context instead.
+        """
+        loader: Any = self
+        cluster, user = loader._cluster, loader._user
+        if "server" in cluster:
+            loader.host = cluster["server"].rstrip("/")
+            if loader.host.startswith("https"):
+                base_path = loader._get_base_path(cluster.path)
+                try:
+                    self.tls_ca = tls.material(
+                        cluster, "certificate-authority", "certificate-authority-data", base_path
+                    )
+                    if self.tls_cert is None:  # an exec plugin may have given one
+                        self.tls_cert = tls.material(
+                            user, "client-certificate", "client-certificate-data", base_path
+                        )
+                        self.tls_key = tls.material(user, "client-key", "client-key-data", base_path)
+                except ValueError as exc:
+                    raise KubeConfigError(str(exc)) from None
+        if "insecure-skip-tls-verify" in cluster:
+            loader.verify_ssl = not cluster["insecure-skip-tls-verify"]
+        if "tls-server-name" in cluster:
+            loader.tls_server_name = cluster["tls-server-name"]
+        if "proxy-url" in cluster:
+            loader.proxy = cluster["proxy-url"]
 
     async def load_from_exec_plugin(self) -> bool:
         loader: Any = self  # the package's attributes are untyped
@@ -187,20 +222,9 @@ class ConsoleKubeConfigLoader(_kube_config.KubeConfigLoader):
                 loader.exec_plugin_expiry = parse_rfc3339(status["expirationTimestamp"])
             return True
         if "clientCertificateData" in status and "clientKeyData" in status:
-            base_path = loader._get_base_path(loader._cluster.path)
-            for attr, key in (("cert_file", "clientCertificateData"), ("key_file", "clientKeyData")):
-                setattr(
-                    self,
-                    attr,
-                    kube_config.FileOrData(
-                        status,
-                        None,
-                        data_key_name=key,
-                        file_base_path=base_path,
-                        base64_file_content=False,
-                        temp_file_path=loader._temp_file_path,
-                    ).as_file(),
-                )
+            # kept in memory (hpctop.sources.kube.tls), never the package's temp files
+            self.tls_cert = tls.material(status, None, "clientCertificateData", "", base64_data=False)
+            self.tls_key = tls.material(status, None, "clientKeyData", "", base64_data=False)
             return True
         raise KubeConfigError("the credential plugin's output lacks a token or a client certificate")
 
