@@ -232,3 +232,18 @@ def test_schedule_log_lines_are_sanitised(monkeypatch: pytest.MonkeyPatch) -> No
     assert cli._cmd_schedule(args, settings, out) == 0
     assert out.getvalue().count("\n") == len(PLANTED)
     check_clean(out.getvalue(), "table")
+
+
+def test_library_warnings_reach_stderr_sanitised(
+    planted: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library warning quoting the server (nothing configures logging) is sanitised too."""
+    import logging
+
+    run(["version"], capsys)  # main installs the sanitised last-resort handler
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # as outside pytest: none configured
+    for text in PLANTED:
+        logging.getLogger("kubernetes.client.rest").warning("server said %s", text)
+    err = capsys.readouterr().err
+    assert err.count("server said") == len(PLANTED)
+    check_clean(err, "table")
