@@ -434,7 +434,10 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
 
         namespaces = split_list(getattr(args, "namespace", None))
         view = read_cluster(
-            kubeconfig, context, namespaces[0] if len(namespaces) == 1 else settings.namespace
+            kubeconfig,
+            context,
+            namespaces[0] if len(namespaces) == 1 else settings.namespace,
+            request_timeout=settings.request_timeout,
         )
         for note in view.notes:
             _warn(f"hpctop: note: {note}")
