@@ -164,7 +164,7 @@ def test_planted_text_is_visible_but_harmless_in_every_table_and_format(
                 assert any(mark in out for mark in ("␛", "␇", "\\x9b", "<U+")), (command, fmt, out)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         st.one_of(
