@@ -160,3 +160,44 @@ async def test_no_key_material_in_tmpdir_during_a_one_shot_command_nor_after_its
                 await child.wait()
         assert during == []
         assert leaks(tmpdir, secrets) == []
+
+
+CERT_PLUGIN = r"""
+import json, pathlib, sys
+cert, key = pathlib.Path(sys.argv[1]).read_text(), pathlib.Path(sys.argv[2]).read_text()
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                  "status": {"clientCertificateData": cert, "clientKeyData": key}}))
+"""
+
+
+async def test_exec_plugin_client_certificate_is_used_but_never_written(
+    tmp_path: Path, mtls: tuple[Path, Path, Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server_cert, server_key, client_cert, client_key, _ = mtls
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    script = tmp_path / "plugin.py"
+    script.write_text(CERT_PLUGIN)
+    secrets = pem_body(client_key) + pem_body(client_cert)
+    async with mtls_fake(server_cert, server_key, client_cert) as (fake, port):
+        fake.upsert(PODS, pod("p"))
+        user = {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": sys.executable,
+                "args": [str(script), str(client_cert), str(client_key)],
+                "interactiveMode": "Never",
+            }
+        }
+        config = write_kubeconfig(
+            tmp_path / "config",
+            f"https://127.0.0.1:{port}",
+            user=user,
+            cluster_extra={"certificate-authority": str(server_cert)},
+        )
+        connection = await load_connection(str(config))
+        store = await list_once(None, None, None, resources=[POD_SPEC], connection=connection)
+        assert ("team-a", "p") in store.pods  # the plugin's key made the handshake
+        assert leaks(tmpdir, secrets) == []

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -142,13 +143,12 @@ async def run_exec_plugin(exec_config: Any, io: ExecIO) -> dict[str, Any]:
         async with asyncio.timeout(timeout):
             stdout, _stderr = await proc.communicate()  # stderr: captured, never shown (C4)
     except TimeoutError:
-        raise KubeConfigError(f"the credential plugin did not finish within {timeout:g} s") from None
+        raise KubeConfigError(
+            f"the credential plugin did not finish within {timeout:g} s and was stopped"
+        ) from None
     finally:
         if proc.returncode is None:  # timed out or cancelled (quitting): no plugin left behind
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.shield(proc.wait())
+            await _stop(proc, group=not interactive)
     if proc.returncode != 0:
         raise KubeConfigError(f"the credential plugin exited with status {proc.returncode}")
     try:
@@ -165,6 +165,29 @@ async def run_exec_plugin(exec_config: Any, io: ExecIO) -> dict[str, Any]:
     if not isinstance(status, dict):
         raise KubeConfigError("the credential plugin's output is not an ExecCredential")
     return status
+
+
+#: seconds to wait for a killed plugin's exit (its pipes may stay open in an orphan meanwhile)
+_REAP_WAIT = 2.0
+
+
+async def _stop(proc: asyncio.subprocess.Process, *, group: bool) -> None:
+    """Kill a plugin that overran, with everything it started when it has a session of its own.
+
+    A plugin is often a wrapper (a shell script, ``aws``, ``gke-gcloud-auth-plugin``) whose child
+    inherits the stdout pipe: killing only the wrapper leaves the child holding the pipe open, and
+    waiting for the pipe's end then takes as long as the child lives. A background plugin runs in
+    a session (hence a process group) of its own, so the whole group is killed. An interactive one
+    shares the terminal's foreground group with hpctop (it must, to read the keyboard), so only it
+    is killed, and its exit is awaited for a bounded time, never its pipes.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: its pgid is its pid
+        else:
+            proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), _REAP_WAIT)
 
 
 class ConsoleKubeConfigLoader(_kube_config.KubeConfigLoader):
