@@ -136,7 +136,9 @@ class WirePodSpec(_Wire):
 
 
 class WireCondition(_Wire):
-    type: str
+    # Volcano's vcjob conditions carry status and lastTransitionTime but no type (batch/v1alpha1
+    # JobCondition): a missing type must not drop the object (issue 11)
+    type: str = ""
     status: str = "Unknown"
     reason: str | None = None
     message: str | None = None
