@@ -54,7 +54,9 @@ BLOCKERS = {
     "AdmissionCheck",
     "Gated",
 }
-RESOURCES: dict[str, Res] = {(f"{r.plural}.{r.group}" if r.group else r.plural) + "/" + r.version: r for r in ALL}
+RESOURCES: dict[str, Res] = {
+    (f"{r.plural}.{r.group}" if r.group else r.plural) + "/" + r.version: r for r in ALL
+}
 
 
 @dataclass
@@ -130,8 +132,13 @@ def _serve_and_read(tmp: Path) -> Reading:
 
     async def serve() -> None:
         async with FakeApiServer() as fake, kmock.Server(fake):
-            for res in {r for case in CASES for r, _ in case.objects} | {RESOURCES["pods/v1"], RESOURCES["nodes/v1"]}:
-                key = f"{res.group}/{res.version}/{res.plural}" if res.group else f"{res.version}/{res.plural}"
+            for res in {r for case in CASES for r, _ in case.objects} | {
+                RESOURCES["pods/v1"],
+                RESOURCES["nodes/v1"],
+            }:
+                key = (
+                    f"{res.group}/{res.version}/{res.plural}" if res.group else f"{res.version}/{res.plural}"
+                )
                 fake.resources[key] = kmock.ResourceInfo(
                     kind=res.kind, namespaced=res.namespaced, verbs={"get", "list", "watch"}
                 )
@@ -190,7 +197,9 @@ def test_case(reading: Reading, case: Case) -> None:
                 got = row["eta"] is not None
                 assert got == bool(value), f"{case.id} {name}: eta {row['eta']!r} ({case.why})"
                 continue
-            assert row.get(key) == value, f"{case.id} {name}: {key} = {row.get(key)!r}, expected {value!r} ({case.why})"
+            assert row.get(key) == value, (
+                f"{case.id} {name}: {key} = {row.get(key)!r}, expected {value!r} ({case.why})"
+            )
 
 
 def test_jobids_are_unique(reading: Reading) -> None:
@@ -226,3 +235,32 @@ def test_no_eta_or_forecast_contradicts_an_observed_blocker(reading: Reading) ->
             assert row["eta_source"] in ("scheduler", "forecast"), row["id"]
         else:
             assert row["eta_source"] is None, row["id"]
+
+
+def test_a_cordoned_node_running_only_a_daemonset_pod_is_drained(reading: Reading) -> None:
+    from hpctop.tables.nodes import node_usage
+
+    usage = node_usage(reading.view.snapshot)
+    assert usage["lt-cordoned"].state == "drain"  # the device plugin pod is a node service
+    assert usage["lt-notready"].state == "down"
+
+
+def test_forecast_etas_are_marked_in_the_table_and_sourced_in_json(reading: Reading) -> None:
+    from hpctop.tables.render import render_table
+
+    forecast = [r for r in reading.rows if r["eta_source"] == "forecast"]
+    assert forecast, "the corpus has jobs hpctop forecasts for (a capacity wait)"
+    text = render_table(forecast, jobs_table.COLUMNS)
+    assert all(("~" + r["eta"]) in text for r in forecast)
+    # none of them is owned by hpctop's own scheduler: on a live cluster that is a forecast
+    assert all(r["binder"] != "hpctop" for r in forecast)
+
+
+def test_the_detail_view_says_when_hpctop_does_not_model_the_owners_order(reading: Reading) -> None:
+    from hpctop.scheduling.observed import merge
+
+    key = ("kq-no-conditions", "Job", "waits-turn")
+    job = reading.view.snapshot.jobs[key]
+    view = merge(job, reading.view.result.plans.get(key))
+    assert view.queue_layer == "kueue"
+    assert view.ordering_note is not None and "hpctop's estimate" in view.ordering_note

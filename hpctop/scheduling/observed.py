@@ -33,6 +33,8 @@ from hpctop.model.objects import Job, Node, Reason
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.scheduling.types import JobPlan
 
+#: the marker the tables and the console put before an ETA that is hpctop's forecast
+FORECAST_MARK = "~"
 #: the name hpctop's own scheduler binds with (the demo's pods and ``hpctop schedule``)
 OWN_SCHEDULER = "hpctop"
 #: reasons under which the owner itself will not start the job now: no ETA may stand beside them
@@ -116,6 +118,7 @@ def merge(
     observed = job.observed_reason if waiting else None
     planned = plan.reason if plan is not None and waiting else None
     reason: Reason | None
+    source: str | None
     if ours:
         reason, source = (planned, "scheduler") if planned is not None else (observed, "scheduler")
     elif observed is not None:
@@ -129,7 +132,13 @@ def merge(
         eta = None
     if eta is not None and not ours and any(r.code in BLOCKERS for r in job.reasons):
         eta = None  # any observed blocker, even one ranked below the code shown
-    if eta is not None and not ours and observed is not None and plan is not None and plan.placement is not None:
+    if (
+        eta is not None
+        and not ours
+        and observed is not None
+        and plan is not None
+        and plan.placement is not None
+    ):
         # the core would start it now, yet its owner has just said it cannot (a claim, a
         # resource the core does not model): "now" would contradict the owner
         eta = None

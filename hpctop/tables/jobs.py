@@ -20,7 +20,7 @@ from typing import Any
 from hpctop.model.objects import Job, Node
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
-from hpctop.scheduling.observed import merge
+from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan, ScheduleResult
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
 from hpctop.tables.render import Column, Row, number, plain
@@ -248,10 +248,6 @@ def _gpus(value: Any, _: Row) -> str:
 
 def _time(value: Any, _: Row) -> str:
     return duration(value)
-
-
-#: the ETA column's marker for an ETA hpctop computed for another scheduler's job
-FORECAST_MARK = "~"
 
 
 def _eta(value: Any, row: Row) -> str:
