@@ -68,6 +68,7 @@ PARTITION_KEYS = (
     "hpctop.io/partition",
     "sunk.coreweave.com/partition",
 )
+SLINKY_PARTITION = "slurmjob.slinky.slurm.net/partition"
 #: owners whose pods are node services (one per node), not jobs: the device plugin, GFD, DCGM
 #: exporter, CNI agents... They are shown per node and never as a job row
 NODE_SERVICE_KINDS = frozenset({"DaemonSet"})
@@ -405,6 +406,7 @@ def _derive_general(
         if evidence is not None
         else (),
         requested_total=requested_total,
+        slurm_partition=_first((SLINKY_PARTITION,), labels, ann),
     )
 
 
@@ -495,6 +497,8 @@ def _derive_lone_pod(key: JobKey, pod: Pod) -> Job:
         reasons,
         (),
         (),
+        None,
+        _first((SLINKY_PARTITION,), labels, ann),
     )
 
 

@@ -318,6 +318,9 @@ class Job:
     #: the whole job's request summed over its roles / pod templates / pods, when they differ
     #: (an MPI job's CPU-only launcher and GPU workers); None: every member is ``per_member``
     requested_total: Resources | None = None
+    #: the Slurm partition slurm-bridge is asked for (``slurmjob.slinky.slurm.net/partition``):
+    #: Slurm's, not one of hpctop's partitions, so kept apart from ``partition``
+    slurm_partition: str | None = None
 
     @property
     def id(self) -> str:
