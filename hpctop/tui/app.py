@@ -24,6 +24,7 @@ pane are built in that worker too. The session is not thread-safe, so every call
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -63,6 +64,7 @@ from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tui.commands import HpctopCommands
+from hpctop.tui.faults import FaultLog, one_line
 from hpctop.tui.gpumap import GpuMap
 from hpctop.tui.keymap import MUTATING, bindings, validate_keymap
 from hpctop.tui.rows import Filters, JobRow, RowCache
@@ -94,6 +96,21 @@ DENIED_TTL = 300.0
 ACTION_VALUES = frozenset(k.value for k in ActionKind)
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
+A = TypeVar("A")
+
+
+def survives(handler: Callable[..., None]) -> Callable[..., None]:
+    """A message handler of the app whose exception is reported, not the end of the console
+    (Textual stops a message pump whose handler raised: the app's own would stop with it)."""
+
+    @functools.wraps(handler)
+    def guarded(self: HpctopApp, *args: Any) -> None:
+        try:
+            handler(self, *args)
+        except Exception as exc:
+            self.report_fault(handler.__name__, exc)
+
+    return guarded
 
 
 class SessionLike(Protocol):
@@ -193,6 +210,12 @@ class HpctopApp(App[None]):
         self._binding_state: object = None
         #: an action is waiting for the server: a second one is refused rather than interleaved
         self.action_busy = False
+        #: where unexpected exceptions go (never the screen: Textual's report prints locals)
+        self.faults = FaultLog()
+        #: the last one, as the status bar shows it
+        self.fault_notice = ""
+        self._fatal: BaseException | None = None
+        self._fault_seen: tuple[str, str] = ("", "")
 
     @property
     def read_only(self) -> bool:
@@ -280,6 +303,9 @@ class HpctopApp(App[None]):
             previous = (self.snapshot, self.result)  # freed below, in this thread, not on the UI's
             self.call_from_thread(self.publish, snapshot, result, rows)
             del previous
+        except Exception as exc:  # a step or a publish that fails is shown, never a silent freeze
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(self.report_fault, "tick", exc)
         finally:
             self._stepping = False
 
@@ -356,8 +382,61 @@ class HpctopApp(App[None]):
             speed=self.session.speed,
             paused=self.paused,
             simulated=self.simulated,
+            notice=self.fault_notice,
         )
         self._main(StatusBar, "#status").show(info, self.theme_variables)
+
+    # -- faults ----------------------------------------------------------------------------------
+
+    def report_fault(self, where: str, exc: BaseException) -> None:
+        """An unexpected exception: details to the fault log, one line to the status bar; the
+        console goes on. The same fault again (a tick failing each time) is logged once."""
+        seen = (where, one_line(exc))
+        if seen != self._fault_seen:
+            self._fault_seen = seen
+            path = self.faults.write(where, exc)
+            self.fault_notice = f"{where} failed: {seen[1]} (details: {path})"
+        self.action_busy = False
+        with contextlib.suppress(NoMatches):
+            self._update_status()
+
+    def guarded(self, callback: Callable[[A], None]) -> Callable[[A], None]:
+        """``callback`` (a dialog's answer), its exception reported instead of ending the console."""
+
+        def run(value: A) -> None:
+            try:
+                callback(value)
+            except Exception as exc:
+                self.report_fault(getattr(callback, "__name__", "dialog"), exc)
+
+        return run
+
+    async def run_action(
+        self,
+        action: Any,
+        default_namespace: Any = None,
+        namespaces: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Every key binding's action (the app's, a pane's, a screen's): an exception in one is a
+        status-bar line and a log entry, not the end of the console."""
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        except Exception as exc:
+            self.report_fault(f"key {action}" if isinstance(action, str) else "key", exc)
+            return True
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual 8's hook for an exception nothing caught (it ends the app): remembered for
+        # _fatal_error, which reports it without the locals Textual's own report would print
+        self._fatal = error
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        error = self._fatal
+        where = self.faults.write("fatal", error) if error is not None else "(no details)"
+        shown = one_line(error) if error is not None else "unknown error"
+        self._exit_renderables.append(Text(f"hpctop: fatal error: {shown} (details: {where})"))
+        self._close_messages_no_wait()
 
     def _update_jobs_info(self) -> None:
         jobs = self._main(JobsTable, "#jobs")
@@ -571,7 +650,7 @@ class HpctopApp(App[None]):
                     self.call_from_thread(self._worker_failed, name, exc)
                 return
             with contextlib.suppress(RuntimeError):  # the app closed meanwhile
-                self.call_from_thread(done, value)
+                self.call_from_thread(self.guarded(done), value)
 
         self.run_worker(in_thread, thread=True, group="actions", exit_on_error=False, name=name)
 
@@ -679,6 +758,7 @@ class HpctopApp(App[None]):
 
     # -- jobs pane messages ----------------------------------------------------------------------
 
+    @survives
     def on_jobs_table_open_detail(self, message: JobsTable.OpenDetail) -> None:
         self.open_detail(message.key)
 
@@ -710,6 +790,7 @@ class HpctopApp(App[None]):
             f"{position.in_local_queue + 1} in LocalQueue {position.local_queue}"
         )
 
+    @survives
     def on_jobs_table_ask_filter(self, message: JobsTable.AskFilter) -> None:
         jobs = self._main(JobsTable, "#jobs")
 
@@ -719,18 +800,22 @@ class HpctopApp(App[None]):
                 self._update_jobs_info()
 
         self.push_screen(
-            PromptScreen("Filter jobs (text in any column)", jobs.filters.text, "e.g. nlp or PD"), done
+            PromptScreen("Filter jobs (text in any column)", jobs.filters.text, "e.g. nlp or PD"),
+            self.guarded(done),
         )
 
+    @survives
     def on_queue_pane_filter_jobs(self, message: QueuePane.FilterJobs) -> None:
         jobs = self._main(JobsTable, "#jobs")
         jobs.set_filters(Filters(**{**_filters_dict(jobs.filters), "queue": message.path}))
         self._update_jobs_info()
 
+    @survives
     def on_queue_pane_selected(self, message: QueuePane.Selected) -> None:
         with contextlib.suppress(NoMatches):
             self._sync_bindings()
 
+    @survives
     def on_jobs_table_view_changed(self, message: JobsTable.ViewChanged) -> None:
         with contextlib.suppress(NoMatches):  # arrives after shutdown began
             self._update_jobs_info()
@@ -847,7 +932,7 @@ class HpctopApp(App[None]):
 
         kind, name, namespace = target
         shown = f"{kind} {namespace + '/' if namespace else ''}{name}"
-        self.push_screen(PickScreen(f"Close {shown}", list(choices)), picked)
+        self.push_screen(PickScreen(f"Close {shown}", list(choices)), self.guarded(picked))
 
     def action_queue_edit(self, path: str | None = None) -> None:
         """``e`` on a YuniKorn queue row: its priority offset and quota, typed as ``name=value``."""
@@ -902,7 +987,7 @@ class HpctopApp(App[None]):
                 "",
                 "e.g. priority.offset=100 max.nvidia.com/gpu=16",
             ),
-            typed,
+            self.guarded(typed),
         )
 
     def _confirm_yunikorn(self, actuator: YuniKornActuator, change: QueueChange) -> None:
@@ -973,7 +1058,8 @@ class HpctopApp(App[None]):
                         self._confirm(action, targets, labels[choice])
 
                 self.push_screen(
-                    PickScreen("New PriorityClass (spec.priorityClassName)", list(labels)), picked
+                    PickScreen("New PriorityClass (spec.priorityClassName)", list(labels)),
+                    self.guarded(picked),
                 )
                 return
 
@@ -982,7 +1068,9 @@ class HpctopApp(App[None]):
                     self._confirm(action, targets, value.strip())
 
             current = job.priority_class or "" if job is not None else ""
-            self.push_screen(PromptScreen("New PriorityClass name", current, "e.g. high-priority"), named)
+            self.push_screen(
+                PromptScreen("New PriorityClass name", current, "e.g. high-priority"), self.guarded(named)
+            )
             return
         if key[1] == "Workload":
 
@@ -998,7 +1086,7 @@ class HpctopApp(App[None]):
                     "",
                     "e.g. 1000 or high",
                 ),
-                number_or_name,
+                self.guarded(number_or_name),
             )
             return
         slinky = self._is_slinky(key)
@@ -1013,7 +1101,7 @@ class HpctopApp(App[None]):
                     self.notify("Priority must be a whole number", severity="error", markup=False)
 
         title = "New Slurm priority (slurmjob.slinky.slurm.net/priority)" if slinky else "New priority value"
-        self.push_screen(PromptScreen(title, current, "e.g. 1000", integer=True), got_priority)
+        self.push_screen(PromptScreen(title, current, "e.g. 1000", integer=True), self.guarded(got_priority))
 
     def _ask_queue(self, targets: list[tuple[JobKey, str, str]]) -> None:
         """Where to move: a Slurm partition for a Slinky job, else a leaf of the queue tree."""
@@ -1031,11 +1119,11 @@ class HpctopApp(App[None]):
                 PromptScreen(
                     "Move to Slurm partition (slurmjob.slinky.slurm.net/partition)", current, "e.g. gpu"
                 ),
-                got_queue,
+                self.guarded(got_queue),
             )
             return
         leaves = [p for p, q in self.result.queues.items() if not q.children]
-        self.push_screen(PickScreen("Move to queue", leaves), got_queue)
+        self.push_screen(PickScreen("Move to queue", leaves), self.guarded(got_queue))
 
     def _previews(self, requests: list[ActionRequest]) -> list[Preview]:
         """The actuator's preview of each request (a dry run on a live cluster); never raises."""
@@ -1079,7 +1167,7 @@ class HpctopApp(App[None]):
             if ok:
                 self._execute(requests, previews)
 
-        self.push_screen(ConfirmScreen(body, any(p.allowed for p in previews)), decided)
+        self.push_screen(ConfirmScreen(body, any(p.allowed for p in previews)), self.guarded(decided))
 
     def _send(
         self, requests: list[ActionRequest], previews: list[Preview]

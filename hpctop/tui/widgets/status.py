@@ -38,6 +38,10 @@ class StatusInfo:
     speed: float
     paused: bool
     simulated: bool
+    #: the last thing that went wrong in the console, one line ("" when nothing did)
+    notice: str = ""
+    #: the speed the simulation achieves when it cannot keep up with ``speed`` (None: it keeps up)
+    achieved: float | None = None
 
 
 class StatusBar(Static):
@@ -65,12 +69,19 @@ class StatusBar(Static):
         t.append("  ")
         t.append(f"PD {info.pending}", style=colours.get("job-pending", ""))
         if info.simulated:
-            t.append(f"  │ {fmt_clock(info.clock)}  ×{info.speed:g}")
+            if info.achieved is not None:
+                t.append(f"  │ {fmt_clock(info.clock)}  ")
+                t.append(f"×{info.achieved:.3g} of ×{info.speed:g}", style=colours.get("warning", "bold"))
+            else:
+                t.append(f"  │ {fmt_clock(info.clock)}  ×{info.speed:g}")
             if info.paused:
                 t.append("  PAUSED", style="bold")
         if info.read_only:
             t.append("  ")
             t.append(" READ-ONLY ", style=f"bold reverse {colours.get('read-only', '')}")
+        if info.notice:
+            t.append("  ")
+            t.append(sanitize_display(info.notice, cap=200), style=colours.get("error", "bold"))
         shown = (t.plain, tuple(t.spans))
         if shown != self._shown:
             self._shown = shown
