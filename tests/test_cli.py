@@ -262,6 +262,8 @@ def _fake_console(monkeypatch: pytest.MonkeyPatch, pick: str | None = None) -> l
     started: list[dict[str, Any]] = []
 
     class App:
+        return_code = 0  # what hpctop.tui.terminal.run_console reads after run()
+
         def __init__(self, theme: str) -> None:
             self.theme = theme
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hpctop.tui.app import HpctopApp, SessionLike, make_app
+from hpctop.runtime.protocols import SessionLike
+from hpctop.tui.app import HpctopApp, make_app
 
 SIZE = (160, 48)
 SETTLE_STEPS = 20
