@@ -9,6 +9,7 @@ tracking mode off, the cursor shown, and the exit status a shell reports (128 + 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -108,14 +109,14 @@ def _start(tmp_path: Path, argv: list[str], sighup_ignored: bool = False) -> Con
         if sighup_ignored:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    process = subprocess.Popen(  # noqa: S603 - our own entry point
+    process = subprocess.Popen(
         argv,
         stdin=slave,
         stdout=slave,
         stderr=slave,
         env=env,
         cwd=ROOT,
-        preexec_fn=child_setup,  # noqa: PLW1509 - the child needs the pty as its controlling tty
+        preexec_fn=child_setup,
         close_fds=True,
     )
     return Console(process, master, slave, mark, bytearray())
@@ -135,10 +136,8 @@ def _cleanup(c: Console) -> None:
         c.process.kill()
         c.process.wait(5)
     for fd in (c.master, c.slave):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 def _marked(mark: str) -> list[int]:

@@ -8,6 +8,7 @@ is the exec plugin runner's business; the test only cleans up after it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -34,7 +35,7 @@ def test_ctrl_c_while_the_plugin_hangs(tmp_path: Path, server_url: str) -> None:
     }
     config = write_kubeconfig(tmp_path / "config", server_url, user=user)
     env = {**os.environ, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
-    process = subprocess.Popen(  # noqa: S603 - our own entry point
+    process = subprocess.Popen(
         [str(HPCTOP), "--kubeconfig", str(config)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -55,8 +56,6 @@ def test_ctrl_c_while_the_plugin_hangs(tmp_path: Path, server_url: str) -> None:
     finally:
         if process.poll() is None:
             process.kill()
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait(5)
