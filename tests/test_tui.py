@@ -1,6 +1,6 @@
 """The console driven like a person would: every binding, the action flow, read-only, terminal safety.
 
-Runs on :class:`hpctop.tui.sample.SampleSession` (seeded, frozen clock, ``tick_interval=0``) so no
+Runs on :class:`tests.sample_session.SampleSession` (seeded, frozen clock, ``tick_interval=0``) so no
 test depends on the simulator or the core being written at the same time; one test drives the app on
 the runtime's demo session when it is importable.
 """
@@ -21,7 +21,6 @@ from hpctop.model.states import JobState
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.commands import HpctopCommands
 from hpctop.tui.keymap import KEYMAP
-from hpctop.tui.sample import SampleSession
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen, PromptScreen
 from hpctop.tui.screens.detail import JobDetailScreen
 from hpctop.tui.screens.help import HelpScreen
@@ -29,6 +28,7 @@ from hpctop.tui.themes import parse_theme
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
+from tests.sample_session import SampleSession
 
 SIZE = (160, 48)
 TESTED: set[str] = set()
@@ -362,7 +362,7 @@ async def test_queue_close_and_open_are_refused_on_a_simulated_queue() -> None:
 def test_gpu_map_dense_view_fits_1523_nodes() -> None:
     from hpctop.model.resources import Resources
     from hpctop.tui.gpumap import build_gpu_map
-    from hpctop.tui.sample import _node
+    from tests.sample_session import _node
 
     nodes = {f"n{i:04d}": _node(f"n{i:04d}", "P100" if i % 3 else "V100M16", 8) for i in range(1523)}
     parts = [
