@@ -16,13 +16,23 @@ and SIGINT into a normal quit with the shell's exit status (143, 129, 130), watc
 the process within :data:`HARD_EXIT_AFTER` seconds (a writer blocked on a dead terminal, a worker
 stuck in a network call), restores the terminal itself and ends the process. After the app
 returns it writes the reset sequences and the saved line discipline again, which is harmless after
-a clean exit and what makes a crashed exit clean. A fatal exception exits 1 (Textual's own
-``return_code``), its one-line reason on stderr and the details in the fault log
-(:mod:`hpctop.tui.faults`).
+a clean exit and what makes a crashed exit clean.
+
+Quitting never waits on the network: Textual runs its thread workers (a permissions review, a dry
+run, an Events fetch) on the loop's default executor, and ``asyncio.run`` joins that executor's
+threads on the way out, so one call hanging on an API server that accepts and never answers kept
+the process alive, on a blank terminal, until its own timeout (20-28 s). The app runs on a loop
+of ours whose executor (:class:`DaemonExecutor`) runs each call on a daemon thread and is never
+joined: a call still hanging when the console ends is abandoned with the process.
+
+A fatal exception exits 1 (Textual's own ``return_code``), its one-line reason on stderr and the
+details in the fault log (:mod:`hpctop.tui.faults`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -66,11 +76,37 @@ class ConsoleApp(Protocol):
     @property
     def return_code(self) -> int | None: ...
 
-    def run(self) -> Any: ...
+    def run(self, *, loop: asyncio.AbstractEventLoop | None = None) -> Any: ...
 
     def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None: ...
 
     def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+
+
+class DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
+    """An executor for the console's loop: each call on a daemon thread of its own, never joined.
+
+    (A ``ThreadPoolExecutor`` only because asyncio insists on one for the default executor; its
+    pool is never used.)"""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=run, name="hpctop-worker", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing to wait for: calls still running are abandoned (daemon threads)."""
 
 
 class TerminalGuard:
@@ -170,9 +206,14 @@ def run_console(
         threading.Thread(
             target=stopper.watch, args=(watch_interval,), name="hpctop-terminal-watch", daemon=True
         ).start()
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(DaemonExecutor(max_workers=1))
     try:
-        app.run()
+        app.run(loop=loop)
     finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
         stopper.finished.set()
         guard.restore()
         for signum, handler in previous.items():

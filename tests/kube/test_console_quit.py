@@ -1,0 +1,73 @@
+"""Quitting while the API server accepts connections and never answers (issue 15: 20-28 s today).
+
+A plain TCP listener that accepts and then says nothing: every list, watch, discovery, rules review
+and dry run hangs on it. The console is started on it (real kubeconfig loading, real HTTP), an
+the first permissions review is left hanging, and ``q`` is pressed: the process must be gone
+within a second (Textual's executor used to be joined on the way out, so a hanging worker held it).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kube.conftest import write_kubeconfig
+from tests.test_console_terminal import HPCTOP, _cleanup, _start
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)  # kept open, never read from, never answered
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(2)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+
+def test_quit_returns_within_a_second(silent_server: str, tmp_path: Path) -> None:
+    """The real ``hpctop`` in a pty: from ``q`` to the process gone, under a second."""
+    config = write_kubeconfig(tmp_path / "kubeconfig", silent_server)
+    console = _start(tmp_path, [str(HPCTOP), "--kubeconfig", str(config)])
+    try:
+        console.wait_drawn()
+        time.sleep(1.0)  # discovery, lists and the first permissions review: all hanging now
+        os.write(console.master, b"?")  # help: asks the rules review of the selection too
+        time.sleep(0.3)
+        os.write(console.master, b"\x1b")
+        time.sleep(0.3)
+        started = time.monotonic()
+        os.write(console.master, b"q")
+        status = console.finish(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        _cleanup(console)
+    assert status == 0
+    assert took < 1.0, f"quit took {took:.2f} s"
