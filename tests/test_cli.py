@@ -267,7 +267,7 @@ def _fake_console(monkeypatch: pytest.MonkeyPatch, pick: str | None = None) -> l
         def __init__(self, theme: str) -> None:
             self.theme = theme
 
-        def run(self) -> None:
+        def run(self, **options: Any) -> None:
             started.append({"ran": True})
             if pick is not None:
                 self.theme = pick
