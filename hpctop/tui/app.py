@@ -43,6 +43,9 @@ from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
 from hpctop.tui.widgets.status import StatusBar
 
+#: real seconds between two status-bar refreshes that do not wait for a publish
+STATUS_INTERVAL = 1.0
+
 
 class HpctopApp(ActionFlows, PaletteTargets, DetailFeed):
     CSS_PATH = "hpctop.tcss"
@@ -63,6 +66,10 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed):
         yield JobsTable(user=self.user, id="jobs")
         yield Static(id="jobs-info")
         yield Footer()
+
+    def _status_tick(self) -> None:
+        with contextlib.suppress(NoMatches):  # shutting down
+            self._update_status()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **DEFAULT_VARIABLES}
@@ -87,6 +94,8 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed):
         )
         if self.tick_interval > 0:
             self.set_interval(self.tick_interval, self.tick, name="tick")
+            # the age and the achieved speed move on while a slow step keeps publishes away
+            self.set_interval(STATUS_INTERVAL, self._status_tick, name="status")
         if self.live is not None and not self.read_only:
             self.fetch_permissions(self.live.default_namespace)
 
@@ -142,10 +151,12 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed):
 
     def action_speed(self, factor: float) -> None:
         self.session.speed = min(max(self.session.speed * factor, 1 / 64), 100_000.0)
+        self.pace_reset()
         self._update_status()
 
     def action_pause(self) -> None:
         self.paused = not self.paused
+        self.pace_reset()
         self._update_status()
 
     def action_refresh(self) -> None:

@@ -21,6 +21,7 @@ import functools
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -50,6 +51,11 @@ from hpctop.tui.widgets.queues import QueuePane
 from hpctop.tui.widgets.status import StatusBar, StatusInfo
 
 SIMULATED_PREFIXES = ("demo", "scenario", "sample", "replay")
+#: real seconds of publishes the achieved speed is measured over
+PACE_WINDOW = 5.0
+PACE_SAMPLES = 256
+#: below this share of the requested speed the status bar says the simulation cannot keep up
+KEEPS_UP = 0.9
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
 A = TypeVar("A")
@@ -107,6 +113,13 @@ class ConsoleBase(App[None]):
         self._lock = threading.Lock()
         self._stepping = False
         self._last_tick = clock()
+        #: real time (``clock``) of the last publish: a simulated snapshot's age is real time since
+        #: it was shown (its own timestamps are virtual, so they always said "<1s")
+        self.published_at = clock()
+        #: (real, virtual) at each publish, for the speed the simulation achieves
+        self._pace: deque[tuple[float, float]] = deque(maxlen=PACE_SAMPLES)
+        #: ctrl+r or an action's outcome asked for a refresh while a step held the session
+        self._refresh_wanted = False
         self._rows = RowCache()
         self._gpu_version: int | None = None
         self._gpu_map = GpuMap([], [], [])
@@ -173,7 +186,10 @@ class ConsoleBase(App[None]):
         total = sum(p.capacity.gpu for p in result.partitions) / 1000
         free = sum(p.free.gpu for p in result.partitions) / 1000
         down = sum(1 for n in snapshot.nodes.values() if not n.schedulable)
-        age = max(self.session.now - snapshot.taken_at, 0.0)
+        if self.simulated:
+            age = max(self.clock() - self.published_at, 0.0)
+        else:  # a live snapshot's clock is the wall clock: its age goes on between publishes
+            age = max(self.session.now - snapshot.taken_at, 0.0)
         connection = str(
             getattr(self.session, "connection", "") or ("simulated" if self.simulated else "live")
         )
@@ -194,8 +210,26 @@ class ConsoleBase(App[None]):
             paused=self.paused,
             simulated=self.simulated,
             notice=self.fault_notice,
+            achieved=self.achieved_speed(),
         )
         self._main(StatusBar, "#status").show(info, self.theme_variables)
+
+    def achieved_speed(self) -> float | None:
+        """Virtual seconds per real second over the last :data:`PACE_WINDOW` seconds, when the
+        simulation runs below :data:`KEEPS_UP` of the requested speed; None while it keeps up,
+        is paused, is not simulated, or has not run long enough to say."""
+        if not self.simulated or self.paused or len(self._pace) < 2:
+            return None
+        newest_real, newest_virtual = self._pace[-1]
+        oldest = next(((r, v) for r, v in self._pace if newest_real - r <= PACE_WINDOW), None)
+        if oldest is None or newest_real - oldest[0] < 1.0:
+            return None
+        achieved = (newest_virtual - oldest[1]) / (newest_real - oldest[0])
+        return achieved if achieved < KEEPS_UP * self.session.speed else None
+
+    def pace_reset(self) -> None:
+        """Forget the measured speed (after a pause or a speed change)."""
+        self._pace.clear()
 
     # -- faults ----------------------------------------------------------------------------------
 

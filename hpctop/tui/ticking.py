@@ -28,6 +28,10 @@ from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane, with_local_queues
 
+#: virtual seconds of one locked piece of a step (the Session's scheduling points make any split
+#: of a step give the same cluster)
+STEP_CHUNK = 60.0
+
 
 class Ticking(Access):
     """The tick and publishing (see the module doc)."""
@@ -51,9 +55,17 @@ class Ticking(Access):
 
     def _step_in_thread(self, virtual: float) -> None:
         try:
+            # in chunks, the lock let go between them: an action or a refresh on the UI thread
+            # waits for one chunk of the simulator at most, not for a whole step at high speed
+            while virtual > 0:
+                chunk = min(virtual, STEP_CHUNK)
+                with self._lock:
+                    self.session.step(chunk)
+                virtual -= chunk
             with self._lock:
-                if virtual > 0:
-                    self.session.step(virtual)
+                if self._refresh_wanted:
+                    self._refresh_wanted = False
+                    self.session.refresh()
                 snapshot, result = self.session.snapshot, self.session.result
                 rows = self._rows.rows(snapshot.jobs, result.plans)
                 self.history.record(snapshot, result)  # O(jobs), here: publish's call then returns at once
@@ -79,6 +91,11 @@ class Ticking(Access):
         self.publish(snapshot, result, rows)
 
     def refresh_session(self) -> None:
+        """A fresh view now; while a step holds the session, the step's own publish brings it
+        (the UI thread never waits for the simulator)."""
+        if self._stepping:
+            self._refresh_wanted = True  # taken by this step, or else by the next tick's
+            return
         with self._lock:
             self.session.refresh()
             snapshot, result = self.session.snapshot, self.session.result
@@ -89,6 +106,8 @@ class Ticking(Access):
         """Show a new snapshot in every pane (main thread)."""
         self.publishes += 1
         self.snapshot, self.result = snapshot, result
+        self.published_at = self.clock()
+        self._pace.append((self.published_at, result.now))
         now = result.now
         queue_order = list(result.queues)
         jobs = self._main(JobsTable, "#jobs")
