@@ -690,6 +690,41 @@ async def test_markup_in_cluster_strings_is_literal() -> None:
     assert app.return_code in (None, 0)  # neither crashed nor quit by an injected click
 
 
+@covers("logs", "yaml")
+async def test_logs_and_yaml_on_the_demo_read_only_at_80x24() -> None:
+    """``l`` and ``y`` on the real demo session (its simulator's objects and made-up, deterministic
+    logs), in read-only mode, at 80x24: both are reads. The live path is tests/kube/test_console_logs."""
+    from hpctop.runtime.session import demo_session
+    from hpctop.sources.simulator.logs import log_lines
+    from hpctop.tui.screens.textview import TextScreen
+
+    session = demo_session(seed=1, at=900, read_only=True)
+    app = make_app(session, tick_interval=0, clock=lambda: 0.0, read_only=True, show_charts=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        jobs = jobs_of(app)
+        await pilot.press("f", "f")  # running jobs: their pods have logs
+        assert jobs.current_key is not None
+        job = session.snapshot.jobs[jobs.current_key]
+        await pilot.press("l")
+        await pilot.pause()
+        if isinstance(app.screen, PickScreen):  # a job of several pods: the first
+            await pilot.press("enter")
+            await pilot.pause()
+        assert isinstance(app.screen, TextScreen)
+        shown = str(app.screen.query_one("#text-body").render())
+        assert "Log of " in shown and "[main]" in shown and " INFO " in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, TextScreen)
+        shown = str(app.screen.query_one("#text-body").render())
+        assert "apiVersion:" in shown and f"name: {job.pods[0][1]}" in shown
+    # the same pod, container and span always give the same lines
+    assert log_lines("p-0", "main", 0.0, 3600.0) == log_lines("p-0", "main", 0.0, 3600.0)
+    assert log_lines("p-0", "main", 0.0, 3600.0) != log_lines("p-1", "main", 0.0, 3600.0)
+
+
 def test_every_binding_has_a_test() -> None:
     """Every KEYMAP entry is declared (``@covers``) by a test that presses it."""
     names = {s.name for s in KEYMAP}

@@ -53,3 +53,33 @@ class LiveActions(Protocol):
     def identity(self) -> str: ...
 
     def audit_entries(self, job: JobKey, limit: int = 50) -> list[AuditRecord]: ...
+
+
+class LogFeed(Protocol):
+    """One container's log as it grows (the console's ``l``): read without waiting."""
+
+    def lines(self) -> list[str]:
+        """The newest lines, oldest first (never blocks)."""
+        ...
+
+    @property
+    def note(self) -> str:
+        """How the feed stands: "following", "ended", or why it failed."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class ObjectViews(Protocol):
+    """What a session offers for the console's ``y`` (YAML) and ``l`` (logs); both only read.
+
+    ``manifests`` and ``containers`` may block (HTTP on a live cluster): the console calls them
+    off its loop. ``follow_log`` returns at once; the feed fills in the background.
+    """
+
+    def manifests(self, job: JobKey) -> list[dict[str, object]]: ...
+
+    def containers(self, namespace: str, pod: str) -> list[str]: ...
+
+    def follow_log(self, namespace: str, pod: str, container: str) -> LogFeed: ...

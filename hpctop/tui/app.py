@@ -32,6 +32,7 @@ from hpctop.tui.commands import HpctopCommands
 from hpctop.tui.detail_feed import DetailFeed
 from hpctop.tui.flows import ActionFlows
 from hpctop.tui.keymap import bindings
+from hpctop.tui.objectviews import ObjectViewFlows
 from hpctop.tui.palette import PaletteTargets
 from hpctop.tui.rows import Filters
 from hpctop.tui.screens.confirm import PromptScreen
@@ -47,7 +48,7 @@ from hpctop.tui.widgets.status import StatusBar
 STATUS_INTERVAL = 1.0
 
 
-class HpctopApp(ActionFlows, PaletteTargets, DetailFeed):
+class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
     CSS_PATH = "hpctop.tcss"
     TITLE = "hpctop"
     BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = list(bindings("app"))
