@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
-from hpctop.runtime.live import list_once
+from hpctop.runtime.live import LIST_TIMEOUT, list_once
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.types import ScheduleResult
 
@@ -41,10 +41,13 @@ def read_cluster(
     context: str | None,
     namespace: str | None = None,
     policy: Policy | None = None,
+    request_timeout: float = LIST_TIMEOUT,
 ) -> ClusterView:
     """List the cluster once and schedule the snapshot (wall-clock ``now``)."""
     notes: list[str] = []
-    store = asyncio.run(list_once(kubeconfig, context, namespace, notes=notes))
+    store = asyncio.run(
+        list_once(kubeconfig, context, namespace, notes=notes, request_timeout=request_timeout)
+    )
     now = time.time()
     snapshot = store.snapshot()
     # the queues the cluster's own schedulers define (Kueue, Volcano, YuniKorn) give the quotas

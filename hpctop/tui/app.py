@@ -68,6 +68,47 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
         yield Static(id="jobs-info")
         yield Footer()
 
+    # -- layout by terminal size (the classes are described in hpctop.tcss) ------------------------
+
+    #: rows from which the charts are shown unless the user said otherwise (C)
+    CHARTS_FROM_HEIGHT = 44
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_size(event.size.width, event.size.height)
+
+    def _apply_size(self, width: int, height: int) -> None:
+        """Flip the size classes; the stylesheet decides what each one hides or shrinks."""
+        band = "tall" if height >= 44 else "mid" if height >= 32 else "short" if height >= 20 else "tiny"
+        for name in ("tall", "mid", "short", "tiny"):
+            self.set_class(name == band, f"-h-{name}")
+        self.set_class(width < 110, "-w-narrow")
+        wanted = self.charts_wanted
+        self._show_charts(
+            self.show_charts and height >= self.CHARTS_FROM_HEIGHT if wanted is None else wanted
+        )
+
+    def _show_charts(self, shown: bool) -> None:
+        was = self.has_class("-charts")
+        self.set_class(shown, "-charts")
+        if shown and not was and self.screen_stack:
+            with contextlib.suppress(NoMatches):
+                self._main(ChartsPane, "#charts").update_from(self.history)
+
+    def action_toggle_charts(self) -> None:
+        """C: show or hide the charts whatever the size (at a small size they take the GPU and
+        queue panes' place, so the jobs keep their rows)."""
+        self.charts_wanted = not self.has_class("-charts")
+        self._show_charts(self.charts_wanted)
+
+    def toggle_pane(self, name: str) -> None:
+        if name == "charts":
+            self.action_toggle_charts()
+            return
+        widget = self._main(Widget, f"#{name}")
+        widget.display = not widget.display
+        if name == "charts" and widget.display:
+            self._main(ChartsPane, "#charts").update_from(self.history)
+
     def _status_tick(self) -> None:
         with contextlib.suppress(NoMatches):  # shutting down
             self._update_status()
@@ -84,7 +125,7 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
         self._main(GpuPane, "#gpus").border_title = "GPUs"
         self._main(QueuePane, "#queues").border_title = "Queues"
         self._main(JobsTable, "#jobs").border_title = "Jobs"
-        self._main(ChartsPane, "#charts").display = self.show_charts
+        self._apply_size(self.size.width, self.size.height)
         self._main(JobsTable, "#jobs").read_only = self.read_only
         self._main(JobsTable, "#jobs").focus()
         self.theme_changed_signal.subscribe(self, lambda _theme: self._repaint_all())
@@ -101,6 +142,33 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
             self.fetch_permissions(self.live.default_namespace)
 
     # -- read-only -------------------------------------------------------------------------------
+
+    #: actions read-only mode refuses (check_action hides their keys), and the word for each
+    REFUSED_READ_ONLY: ClassVar[dict[str, str]] = {
+        "job_action": "",
+        "queue_stop": "queue",
+        "queue_edit": "edit queue",
+        "mark": "mark",
+    }
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Every key and command goes through here: in read-only mode a refused one says so
+        (a key that silently did nothing looked broken), and is still not run; the rest run
+        guarded (:meth:`ConsoleBase.run_action`: an exception is a status-bar line)."""
+        if self.read_only and isinstance(action, str):
+            name, _, rest = action.rpartition(".")[2].partition("(")
+            if name in self.REFUSED_READ_ONLY:
+                what = rest.strip("')\"") or self.REFUSED_READ_ONLY[name]
+                if name == "queue_stop":
+                    what = f"{what} queue"
+                self.notify(
+                    f"Read-only: {what} refused (this console was started read-only; nothing is sent)",
+                    severity="warning",
+                    markup=False,
+                    timeout=4,
+                )
+                return True
+        return await super().run_action(action, default_namespace, namespaces)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "job_action":

@@ -103,6 +103,8 @@ class ConsoleBase(App[None]):
         self.user = user or os.environ.get("USER") or ""
         self.stale_after = stale_after
         self.show_charts = show_charts
+        #: the C key's choice (None: the terminal size decides)
+        self.charts_wanted: bool | None = None
         self.history = History()
         self.journal = ActionJournal()
         self.paused = False
@@ -200,6 +202,7 @@ class ConsoleBase(App[None]):
             stale=age > self.stale_after or connection.startswith("stale"),
             nodes=len(snapshot.nodes),
             nodes_down=down,
+            gpus_used=round(sum(p.allocated.gpu for p in result.partitions) / 1000, 3),
             gpus_free=round(free, 3),
             gpus_total=round(total, 3),
             running=running,

@@ -68,6 +68,14 @@ class ActionFlows(Ticking):
         if not targets:
             self.notify("No job selected", severity="warning", markup=False)
             return
+        jobs = self._main(JobsTable, "#jobs")
+        if self.screen is self.screen_stack[0] and not jobs.marked and not jobs.row_visible():
+            self.notify(
+                f"{kind}: the selected job is not on screen; show the jobs pane (3) and pick one",
+                severity="warning",
+                markup=False,
+            )
+            return
         action = ActionKind(kind)
         permission = self.permission_for(kind, targets[0][0])
         if permission is not None and permission.allowed is False:

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.widget import Widget
-
 from hpctop.model.objects import JobKey
 from hpctop.tui.sanitize import sanitize_display
 from hpctop.tui.ticking import Ticking
-from hpctop.tui.widgets.charts import ChartsPane
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
@@ -60,12 +57,6 @@ class PaletteTargets(Ticking):
 
     def set_theme(self, name: str) -> None:
         self.theme = name
-
-    def toggle_pane(self, name: str) -> None:
-        widget = self._main(Widget, f"#{name}")
-        widget.display = not widget.display
-        if name == "charts" and widget.display:
-            self._main(ChartsPane, "#charts").update_from(self.history)
 
     def clear_filters(self) -> None:
         self._main(JobsTable, "#jobs").action_clear_filters()

@@ -142,4 +142,5 @@ class Ticking(Access):
         self._main(GpuPane, "#gpus").rebuild()
         self._main(QueuePane, "#queues").refresh()
         self._main(JobsTable, "#jobs").refresh()
+        self._main(ChartsPane, "#charts").update_from(self.history)  # series take the theme's colours
         self._update_status()

@@ -164,6 +164,16 @@ class ReflectorSettings:
     watch_list: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class ListRetry:
+    """How long a one-shot list (``hpctop jobs --kubeconfig ...``) keeps trying: the reflector's
+    rules (W4, W7, W8), bounded, since a person or a script is waiting for the table."""
+
+    max_wait: float = 10.0  # seconds spent waiting in all (Retry-After, backoff) before giving up
+    max_restarts: int = 3  # 410 on a ``continue`` page: restarts from the first page
+    max_server_errors: int = 3  # 5xx (or a page that is not a list) retried this many times
+
+
 class _Relist(Exception):
     """An in-stream ERROR that is neither 410 nor a server error: start over with a list."""
 
@@ -354,6 +364,48 @@ class Reflector:
         await self._sleep(delay)
 
     # -- list -----------------------------------------------------------------------------------
+
+    async def list_once(self, rules: ListRetry | None = None) -> str:
+        """:meth:`relist` with the loop's list rules, bounded: the one-shot commands' read.
+
+        A 410 on a ``continue`` page starts over from page 1 (a consistent read; nothing of the
+        abandoned pages is kept, so no page is mixed from two snapshots, W4); a 429 waits at least
+        ``Retry-After`` (W7); a 5xx backs off (W8). Waiting stops after ``rules.max_wait`` seconds
+        in all, and the last error is raised with what was tried. Everything else (403, 404,
+        401, unreachable, a read timeout) is raised at once: the caller decides.
+        """
+        rules = rules or ListRetry()
+        waited = 0.0
+        restarts = server_errors = 0
+        while True:
+            try:
+                return await self.relist()
+            except Gone as exc:
+                restarts += 1
+                if restarts > rules.max_restarts:
+                    exc.detail = f"{exc.detail} (the list was restarted {rules.max_restarts} times)"
+                    raise
+                log.info("%s: %s; listing again from the first page", self.spec.kind, exc.detail)
+                continue
+            except TooManyRequests as exc:
+                delay = max(exc.retry_after or 0.0, self.backoff.next())
+                failure: ApiError = exc
+            except ServerError as exc:
+                server_errors += 1
+                if server_errors > rules.max_server_errors:
+                    exc.detail = f"{exc.detail} (tried {server_errors} times)"
+                    raise
+                delay = max(exc.retry_after or 0.0, self.backoff.next())
+                failure = exc
+            if waited + delay > rules.max_wait:
+                failure.detail = (
+                    f"{failure.detail} (the server asks to wait {delay:g} s more; "
+                    f"a one-shot read waits at most {rules.max_wait:g} s)"
+                )
+                raise failure
+            log.info("%s: %s; retrying in %.1fs", self.spec.kind, failure.detail, delay)
+            waited += delay
+            await asyncio.sleep(delay)
 
     async def relist(self) -> str:
         """Read every page, then replace the resource in the store in one step; return the RV."""

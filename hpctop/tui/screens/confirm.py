@@ -20,7 +20,7 @@ from typing import TypeVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -83,7 +83,8 @@ class ConfirmScreen(OnceModal[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
-            yield Static(self._body, id="confirm-body")
+            with VerticalScroll(id="confirm-scroll"):  # a long preview scrolls; the buttons stay
+                yield Static(self._body, id="confirm-body")
             with Horizontal(classes="modal-buttons"):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error", disabled=not self._can_confirm)
                 yield Button("Cancel (n)", id="confirm-no")
