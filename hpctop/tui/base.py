@@ -244,7 +244,6 @@ class ConsoleBase(App[None]):
             self._fault_seen = seen
             path = self.faults.write(where, exc)
             self.fault_notice = f"{where} failed: {seen[1]} (details: {path})"
-        self.action_busy = False
         with contextlib.suppress(NoMatches):
             self._update_status()
 
@@ -255,6 +254,7 @@ class ConsoleBase(App[None]):
             try:
                 callback(value)
             except Exception as exc:
+                self.action_busy = False  # the flow that failed is over: the next action may start
                 self.report_fault(getattr(callback, "__name__", "dialog"), exc)
 
         return run
@@ -270,6 +270,7 @@ class ConsoleBase(App[None]):
         try:
             return await super().run_action(action, default_namespace, namespaces)
         except Exception as exc:
+            self.action_busy = False  # the flow that failed is over: the next action may start
             self.report_fault(f"key {action}" if isinstance(action, str) else "key", exc)
             return True
 

@@ -87,7 +87,7 @@ class StatusBar(Static):
                 part(2, f"×{info.speed:g}{paused}", "bold" if info.paused else "")
             part(4, fmt_clock(info.clock))
         if info.notice:
-            part(2, sanitize_display(info.notice, cap=200), colours.get("error", "bold"))
+            part(0, sanitize_display(info.notice, cap=100), colours.get("error", "bold"))  # always shown
         width = self.size.width or 200
         kept = list(parts)
         while len(kept) > 1 and sum(p.cell_len + 2 for _, p in kept) > width:
