@@ -44,7 +44,7 @@ def test_ctrl_c_while_the_plugin_hangs(tmp_path: Path, server_url: str) -> None:
         start_new_session=True,  # its own group: the plugin it starts is cleaned up with it below
     )
     try:
-        time.sleep(2.0)  # connecting: the plugin runs and hangs
+        time.sleep(1.0)  # connecting: the plugin runs and hangs
         assert process.poll() is None
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=10)

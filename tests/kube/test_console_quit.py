@@ -58,7 +58,7 @@ def test_quit_returns_within_a_second(silent_server: str, tmp_path: Path) -> Non
     console = _start(tmp_path, [str(HPCTOP), "--kubeconfig", str(config)])
     try:
         console.wait_drawn()
-        time.sleep(1.0)  # discovery, lists and the first permissions review: all hanging now
+        time.sleep(0.5)  # discovery, lists and the first permissions review: all hanging now
         os.write(console.master, b"?")  # help: asks the rules review of the selection too
         time.sleep(0.3)
         os.write(console.master, b"\x1b")
