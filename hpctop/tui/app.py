@@ -162,7 +162,7 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
                 if name == "queue_stop":
                     what = f"{what} queue"
                 self.notify(
-                    f"Read-only: {what} refused (this console was started read-only; nothing is sent)",
+                    f"Read-only: {what} refused (nothing is sent)",
                     severity="warning",
                     markup=False,
                     timeout=4,

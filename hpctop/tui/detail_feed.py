@@ -12,6 +12,7 @@ from rich.text import Text
 from hpctop.model.objects import JobKey
 from hpctop.tui.base import ConsoleBase
 from hpctop.tui.screens.detail import JobDetailScreen, detail_text
+from hpctop.tui.widgets.jobs import JobsTable
 
 
 class DetailFeed(ConsoleBase):
@@ -32,6 +33,7 @@ class DetailFeed(ConsoleBase):
             audit=self.live.audit_entries(key) if self.live is not None else None,
             events=job_events(key) if (job_events := getattr(self.session, "job_events", None)) else None,
             scheduler_position=self._scheduler_position(key),
+            order=self._main(JobsTable, "#jobs").ranks.get(key),
         )
 
     def _scheduler_position(self, key: JobKey) -> str | None:
