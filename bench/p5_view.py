@@ -43,8 +43,8 @@ from bench.common import Verdict, percentile, ratio
 from bench.live_app import Feeder, live_session, updates
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, cells
-from hpctop.tui.sample import big_session
 from hpctop.tui.widgets.jobs import JobsTable
+from tests.sample_session import big_session
 
 NEEDLE = "sweep"
 EVENT_RATE = 2000.0

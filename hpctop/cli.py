@@ -604,13 +604,23 @@ def _load_make_app() -> Callable[..., HpctopApp]:
 
 
 def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """The console: connect (or build the simulated cluster), then run it until it ends.
+
+    Everything before the UI can take a while (an exec credential plugin, the demo's first hour),
+    so it says what it is doing on stderr, and ctrl+c there is one line and status 130, not a
+    traceback. Once the UI runs, :func:`hpctop.tui.terminal.run_console` owns the terminal and the
+    exit status (signals, a lost terminal, a fatal error)."""
     live = None
-    if _is_live(args) and getattr(args, "replay", None) is None:
-        if getattr(args, "scenario", None) is not None or getattr(args, "demo", False):
-            raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
-        live = _connect_console(args, settings)
     try:
+        if _is_live(args) and getattr(args, "replay", None) is None:
+            if getattr(args, "scenario", None) is not None or getattr(args, "demo", False):
+                raise UsageError("--kubeconfig/--context cannot be combined with --demo or --scenario")
+            target = getattr(args, "context", None) or "the current context"
+            print(f"hpctop: connecting to {target} (ctrl+c to give up)…", file=sys.stderr, flush=True)
+            live = _connect_console(args, settings)
         session = live if live is not None else open_session(args, settings)
+        from hpctop.tui.terminal import run_console
+
         app = _load_make_app()(
             session,
             theme=settings.theme,
@@ -619,12 +629,19 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
             user=settings.user or None,
             tick_interval=settings.refresh_interval,
         )
-        app.run()
+    except KeyboardInterrupt:
+        if live is not None:
+            live.close()
+        print("hpctop: interrupted before the console started", file=sys.stderr)
+        return 130
+    try:
+        status = run_console(app)
     finally:
         if live is not None:
             live.close()  # cancels the reflectors and closes their streams (within a second)
-    _remember_theme(app.theme, settings, getattr(args, "config", None))
-    return 0
+    if status == 0:
+        _remember_theme(app.theme, settings, getattr(args, "config", None))
+    return status
 
 
 #: the table commands whose answer on a simulated cluster is deterministic, hence cacheable

@@ -263,10 +263,12 @@ def _fake_console(monkeypatch: pytest.MonkeyPatch, pick: str | None = None) -> l
     started: list[dict[str, Any]] = []
 
     class App:
+        return_code = 0  # what hpctop.tui.terminal.run_console reads after run()
+
         def __init__(self, theme: str) -> None:
             self.theme = theme
 
-        def run(self) -> None:
+        def run(self, **options: Any) -> None:
             started.append({"ran": True})
             if pick is not None:
                 self.theme = pick

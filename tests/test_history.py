@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hpctop.model.history import ActionJournal, History, JournalEntry
-from hpctop.tui.sample import SampleSession
+from tests.sample_session import SampleSession
 
 
 def test_record_series_and_throughput() -> None:

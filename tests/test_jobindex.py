@@ -15,8 +15,8 @@ import pytest
 from hpctop.tui.gpumap import build_gpu_map
 from hpctop.tui.jobindex import JobIndex, filter_rows, index_of_key, locate
 from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, apply_view
-from hpctop.tui.sample import SampleSession, big_session
 from hpctop.tui.widgets.gpus import GpuMapCache
+from tests.sample_session import SampleSession, big_session
 
 
 @pytest.fixture(scope="module")

@@ -29,10 +29,10 @@ from rich.segment import Segment
 from hpctop.model.objects import Reason
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.tui.app import make_app
-from hpctop.tui.sample import SampleSession
 from hpctop.tui.sanitize import CELL_CAP, fit_cells
 from hpctop.tui.screens.detail import JobDetailScreen
 from hpctop.tui.widgets.jobs import JobsTable
+from tests.sample_session import SampleSession
 
 TUI = Path(__file__).resolve().parents[1] / "hpctop" / "tui"
 

@@ -1,6 +1,6 @@
 """The console driven like a person would: every binding, the action flow, read-only, terminal safety.
 
-Runs on :class:`hpctop.tui.sample.SampleSession` (seeded, frozen clock, ``tick_interval=0``) so no
+Runs on :class:`tests.sample_session.SampleSession` (seeded, frozen clock, ``tick_interval=0``) so no
 test depends on the simulator or the core being written at the same time; one test drives the app on
 the runtime's demo session when it is importable.
 """
@@ -21,7 +21,6 @@ from hpctop.model.states import JobState
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.commands import HpctopCommands
 from hpctop.tui.keymap import KEYMAP
-from hpctop.tui.sample import SampleSession
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen, PromptScreen
 from hpctop.tui.screens.detail import JobDetailScreen
 from hpctop.tui.screens.help import HelpScreen
@@ -29,6 +28,7 @@ from hpctop.tui.themes import parse_theme
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
+from tests.sample_session import SampleSession
 
 SIZE = (160, 48)
 TESTED: set[str] = set()
@@ -363,7 +363,7 @@ async def test_queue_close_and_open_are_refused_on_a_simulated_queue() -> None:
 def test_gpu_map_dense_view_fits_1523_nodes() -> None:
     from hpctop.model.resources import Resources
     from hpctop.tui.gpumap import build_gpu_map
-    from hpctop.tui.sample import _node
+    from tests.sample_session import _node
 
     nodes = {f"n{i:04d}": _node(f"n{i:04d}", "P100" if i % 3 else "V100M16", 8) for i in range(1523)}
     parts = [
@@ -702,6 +702,41 @@ async def test_markup_in_cluster_strings_is_literal() -> None:
         confirm = str(app.screen.query_one("#confirm-body").render())
         assert EVIL_NAME in confirm
     assert app.return_code in (None, 0)  # neither crashed nor quit by an injected click
+
+
+@covers("logs", "yaml")
+async def test_logs_and_yaml_on_the_demo_read_only_at_80x24() -> None:
+    """``l`` and ``y`` on the real demo session (its simulator's objects and made-up, deterministic
+    logs), in read-only mode, at 80x24: both are reads. The live path is tests/kube/test_console_logs."""
+    from hpctop.runtime.session import demo_session
+    from hpctop.sources.simulator.logs import log_lines
+    from hpctop.tui.screens.textview import TextScreen
+
+    session = demo_session(seed=1, at=900, read_only=True)
+    app = make_app(session, tick_interval=0, clock=lambda: 0.0, read_only=True, show_charts=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        jobs = jobs_of(app)
+        await pilot.press("f", "f")  # running jobs: their pods have logs
+        assert jobs.current_key is not None
+        job = session.snapshot.jobs[jobs.current_key]
+        await pilot.press("l")
+        await pilot.pause()
+        if isinstance(app.screen, PickScreen):  # a job of several pods: the first
+            await pilot.press("enter")
+            await pilot.pause()
+        assert isinstance(app.screen, TextScreen)
+        shown = str(app.screen.query_one("#text-body").render())
+        assert "Log of " in shown and "[main]" in shown and " INFO " in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, TextScreen)
+        shown = str(app.screen.query_one("#text-body").render())
+        assert "apiVersion:" in shown and f"name: {job.pods[0][1]}" in shown
+    # the same pod, container and span always give the same lines
+    assert log_lines("p-0", "main", 0.0, 3600.0) == log_lines("p-0", "main", 0.0, 3600.0)
+    assert log_lines("p-0", "main", 0.0, 3600.0) != log_lines("p-1", "main", 0.0, 3600.0)
 
 
 def test_every_binding_has_a_test() -> None:

@@ -9,10 +9,10 @@ fails when a click lands on the wrong thing rather than passing on a lucky layou
 from __future__ import annotations
 
 from hpctop.tui.app import HpctopApp, make_app
-from hpctop.tui.sample import SampleSession
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
+from tests.sample_session import SampleSession
 
 SIZE = (160, 48)
 

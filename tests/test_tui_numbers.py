@@ -18,10 +18,10 @@ from hpctop.runtime.session import demo_session
 from hpctop.scheduling.queues import QueueTree, borrows
 from hpctop.tui.app import make_app
 from hpctop.tui.rows import cells, make_row, waiting_ranks
-from hpctop.tui.sample import SampleSession
 from hpctop.tui.screens.detail import detail_text
 from hpctop.tui.widgets.charts import ChartsPane, top_series, wait_histogram
 from hpctop.tui.widgets.status import StatusBar
+from tests.sample_session import SampleSession
 
 CLUSTER = Resources.of(cpu=64_000, memory=512 * 2**30, gpu=16_000)
 

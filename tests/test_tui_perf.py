@@ -13,8 +13,8 @@ import pytest
 
 from hpctop.tui.app import make_app
 from hpctop.tui.rows import Filters, RowCache, apply_view
-from hpctop.tui.sample import big_session
 from hpctop.tui.widgets.jobs import JobsTable
+from tests.sample_session import big_session
 
 N = 100_000
 

@@ -15,10 +15,10 @@ import pytest
 from textual.widgets import Static
 
 from hpctop.tui.app import HpctopApp, make_app
-from hpctop.tui.sample import SampleSession
 from hpctop.tui.screens.confirm import ConfirmScreen
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.status import StatusBar
+from tests.sample_session import SampleSession
 
 SIZES = [(80, 24), (120, 35), (200, 50)]
 IDS = ["80x24", "120x35", "200x50"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from hpctop.tui.app import HpctopApp, make_app
-from hpctop.tui.sample import SampleSession
+from tests.sample_session import SampleSession
 
 SIZE = (160, 48)
 

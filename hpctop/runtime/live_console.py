@@ -60,11 +60,14 @@ import gc
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
+
+import orjson
 
 from hpctop.actions.audit import AuditLog, AuditRecord
 from hpctop.actions.kube import KINDS, KubeActions, KubeActuator, Permission
@@ -108,6 +111,12 @@ STOP_TIMEOUT = 1.0
 EVENTS_TTL = 5.0
 #: jobs whose Events are kept (the details opened last)
 EVENTS_CACHED = 32
+#: seconds a YAML or container read may wait for the API server
+READ_TIMEOUT = 10.0
+#: lines of a log asked for when following starts, and lines kept
+LOG_TAIL = 500
+LOG_KEPT = 5000
+T = TypeVar("T")
 
 _DEGRADED = {
     ReflectorState.FORBIDDEN: "forbidden",
@@ -526,6 +535,58 @@ class LiveConsoleSession:
         finally:
             self._events_inflight.discard(key)
 
+    # -- read-only views: the console's y (YAML) and l (logs) -----------------------------------
+
+    def _read(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run a read on the session's loop and wait for it (a worker thread calls this)."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            raise RuntimeError("the session is closed")
+        future = asyncio.run_coroutine_threadsafe(work, loop)
+        try:
+            return future.result(READ_TIMEOUT)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"the API server did not answer within {READ_TIMEOUT:.0f} s") from None
+
+    def manifests(self, job: JobKey) -> list[dict[str, object]]:
+        """The job's owner object and its pods, as the API server has them now (blocking)."""
+        with self.lock:
+            found = self.store.job(job)
+            pods = [name for _, name in found.pods] if found is not None else []
+        namespace, kind, name = job
+        paths = [object_path(kind, namespace, name)] if kind in KINDS and kind != "Pod" else []
+        paths += [object_path("Pod", namespace, pod) for pod in pods]
+
+        async def fetch() -> list[dict[str, object]]:
+            client = self._extras_client()
+            return [orjson.loads(await client.get(path, {})) for path in paths]
+
+        return self._read(fetch())
+
+    def containers(self, namespace: str, pod: str) -> list[str]:
+        """The pod's containers (init containers after), from the API server (blocking)."""
+
+        async def fetch() -> list[str]:
+            raw = orjson.loads(await self._extras_client().get(object_path("Pod", namespace, pod), {}))
+            spec = raw.get("spec") or {}
+            names = [c.get("name", "") for c in spec.get("containers") or []]
+            return [n for n in names + [c.get("name", "") for c in spec.get("initContainers") or []] if n]
+
+        return self._read(fetch())
+
+    def follow_log(self, namespace: str, pod: str, container: str) -> LiveLog:
+        """Follow a container's log (``GET .../pods/NAME/log?follow=true``) into a buffer."""
+        feed = LiveLog()
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            feed.set_note("the session is closed")
+            return feed
+        path = object_path("Pod", namespace, pod) + "/log"
+        params = {"follow": "true", "container": container, "tailLines": str(LOG_TAIL)}
+        feed.future = asyncio.run_coroutine_threadsafe(feed.follow(self._extras_client(), path, params), loop)
+        return feed
+
     def _on_status(self, status: ReflectorStatus) -> None:
         self._statuses = {**self._statuses, status.kind: status}  # a new dict: readers never see it change
         if not self._frozen and self.synced:
@@ -721,6 +782,49 @@ class LiveConsoleSession:
             self._built_at, self._view_states = time.monotonic(), states
 
 
+def object_path(kind: str, namespace: str, name: str) -> str:
+    """The API path of a namespaced object of one of the kinds hpctop acts on."""
+    group, version, plural = KINDS[kind]
+    base = f"/api/{version}" if not group else f"/apis/{group}/{version}"
+    return f"{base}/namespaces/{namespace}/{plural}/{name}"
+
+
+class LiveLog:
+    """A container's log followed on the session's loop; the console reads :meth:`lines`."""
+
+    def __init__(self) -> None:
+        self._lines: deque[str] = deque(maxlen=LOG_KEPT)
+        self._note = "connecting"
+        self.future: concurrent.futures.Future[None] | None = None
+
+    def set_note(self, note: str) -> None:
+        self._note = note
+
+    async def follow(self, client: KubeClient, path: str, params: Mapping[str, str]) -> None:
+        try:
+            async with client.stream(path, params) as lines:
+                self._note = "following"
+                async for raw in lines:
+                    self._lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+            self._note = "ended (the container stopped or the server closed the stream)"
+        except asyncio.CancelledError:
+            self._note = "closed"
+            raise
+        except Exception as exc:  # shown in the log screen's title line
+            self._note = f"failed: {type(exc).__name__}: {exc}"
+
+    def lines(self) -> list[str]:
+        return list(self._lines)
+
+    @property
+    def note(self) -> str:
+        return self._note
+
+    def close(self) -> None:
+        if self.future is not None:
+            self.future.cancel()
+
+
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
     asyncio.set_event_loop(loop)
     try:
@@ -734,7 +838,7 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-__all__ = ["ACTION_KINDS", "LiveConsoleSession", "LockedStore", "connection_text"]
+__all__ = ["ACTION_KINDS", "LiveConsoleSession", "LiveLog", "LockedStore", "connection_text", "object_path"]
 
 
 def skipped_note(store: Store) -> str:

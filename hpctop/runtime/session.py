@@ -47,6 +47,7 @@ from hpctop.model.store import Snapshot, Store
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.scenario import Scenario, load_scenario
 from hpctop.sources.simulator.cluster import EPOCH, Event, SimulatedCluster, SimulatorError
+from hpctop.sources.simulator.logs import log_lines
 
 ScheduleFn = Callable[[Snapshot, Policy, float], ScheduleResult]
 
@@ -288,6 +289,20 @@ class Session:
             bound.append(pod)
             self.binds += 1
 
+    # -- read-only views: the console's y (YAML) and l (logs) -----------------------------------
+
+    def manifests(self, job: JobKey) -> list[dict[str, object]]:
+        """The job's object and its live pods as the simulated API serves them."""
+        with self.lock:
+            return self.cluster.manifests(job)
+
+    def containers(self, namespace: str, pod: str) -> list[str]:
+        """The simulator's pods run one container."""
+        return [SIMULATED_CONTAINER]
+
+    def follow_log(self, namespace: str, pod: str, container: str) -> SimulatedLog:
+        return SimulatedLog(self, namespace, pod, container)
+
     def stats(self) -> dict[str, float]:
         return {
             "virtual_elapsed_s": self.elapsed,
@@ -299,6 +314,35 @@ class Session:
             "schedule_seconds": self.schedule_seconds,
             "skipped_objects": float(sum(self.store.skipped.values())),
         }
+
+
+#: the one container of a simulated pod
+SIMULATED_CONTAINER = "main"
+
+
+class SimulatedLog:
+    """A simulated pod's log, computed from the virtual clock on each read (:mod:`..logs`)."""
+
+    def __init__(self, session: Session, namespace: str, pod: str, container: str) -> None:
+        self.session, self.namespace, self.pod, self.container = session, namespace, pod, container
+        self._note = "following"
+
+    def lines(self) -> list[str]:
+        with self.session.lock:
+            span = self.session.cluster.pod_log_span(self.namespace, self.pod)
+        if span is None:
+            self._note = "the pod has not started (no log yet)"
+            return []
+        started, until, service = span
+        self._note = "following" if until >= self.session.now else "ended (the pod finished)"
+        return log_lines(self.pod, self.container, started, until, service=service)
+
+    @property
+    def note(self) -> str:
+        return self._note
+
+    def close(self) -> None:
+        """Nothing runs in the background."""
 
 
 def session_for(

@@ -4,26 +4,56 @@ Hits are displayed as Rich ``Text`` built from sanitised strings: Textual's fuzz
 parses its candidate as markup, so it is never called on cluster names; matching uses the
 matcher's score only. Searching 100k job ids stays quick by filtering with a plain substring test
 first and scoring at most a few hundred candidates.
+
+The provider talks to the app through :class:`PaletteHost` (implemented by
+:class:`hpctop.tui.palette.PaletteTargets`), so this module never imports the app: the app
+imports it, for ``COMMANDS``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Any, Protocol, cast
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from hpctop.tui.app import HpctopApp
+from hpctop.model.objects import JobKey
 
 MAX_CANDIDATES = 300
 
 
+class PaletteHost(Protocol):
+    """What the palette needs of the app: its themes, its commands, its searches."""
+
+    @property
+    def hpctop_themes(self) -> Mapping[str, Any]: ...
+
+    def set_theme(self, name: str) -> None: ...
+
+    def toggle_pane(self, name: str) -> None: ...
+
+    def action_zoom(self) -> None: ...
+
+    def action_help(self) -> None: ...
+
+    def clear_filters(self) -> None: ...
+
+    def action_what_may_i_do(self) -> None: ...
+
+    def palette_jobs(self, needle: str, limit: int) -> list[tuple[str, JobKey]]: ...
+
+    def palette_nodes(self, needle: str, limit: int) -> list[tuple[str, str]]: ...
+
+    def palette_queues(self, needle: str, limit: int) -> list[tuple[str, str]]: ...
+
+    def jump_to(self, kind: str, target: Any) -> None: ...
+
+
 class HpctopCommands(Provider):
-    def _app(self) -> HpctopApp:
-        return cast("HpctopApp", self.app)
+    def _app(self) -> PaletteHost:
+        return cast(PaletteHost, self.app)
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         app = self._app()

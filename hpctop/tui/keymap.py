@@ -88,6 +88,9 @@ KEYMAP: tuple[KeySpec, ...] = (
     KeySpec("slower", "minus", "speed(0.5)", "Slower", "Halve the simulated clock speed", "app", False),
     KeySpec("pause", "P", "pause", "Pause", "Pause or resume the simulated clock", "app", False),
     KeySpec("refresh", "ctrl+r", "refresh", "Refresh", "Re-read the cluster and redraw now", "app", False),
+    # -- reads of the selected job (k9s habits; allowed in read-only) -----------------------------
+    KeySpec("logs", "l", "object_view('logs')", "Logs", "Follow the selected job's pod log", "app", False),
+    KeySpec("yaml", "y", "object_view('yaml')", "YAML", "The selected job's objects as YAML", "app", False),
     # -- actions (app-wide so they also work in the job detail screen) ---------------------------
     KeySpec("cancel", "c", "job_action('cancel')", "Cancel", "Cancel the selected/marked jobs", "app"),
     KeySpec("requeue", "r", "job_action('requeue')", "Requeue", "Requeue the selected/marked jobs", "app"),

@@ -1,7 +1,7 @@
 """``python -m hpctop.tui.screenshots DIR``: SVG (and PNG when possible) of the console's main screens.
 
 Screens are taken headless with Textual's ``export_screenshot`` from the seeded demo session (the
-runtime's ``demo_session`` when it is importable, else the built-in sample cluster), after a few
+runtime's ``demo_session``, what ``make demo`` runs), after a few
 simulated minutes so the charts have history. PNGs are converted from the SVGs with ``cairosvg``
 when it is installed (a pure-Python package over the system's libcairo); without it only SVGs are
 written and a line says so, since the SVGs are the reference output anyway.
@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hpctop.tui.app import HpctopApp, SessionLike, make_app
+from hpctop.runtime.protocols import SessionLike
+from hpctop.tui.app import HpctopApp, make_app
 
 SIZE = (160, 48)
 SMALL = (80, 24)
@@ -37,16 +38,10 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
 
 
 def _session() -> SessionLike:
-    try:
-        from hpctop.runtime.session import demo_session
+    from hpctop.runtime.session import demo_session
 
-        session: SessionLike = demo_session(seed=1)
-        return session
-    except Exception as exc:  # the demo is someone else's moving target; fall back, loudly
-        print(f"demo session unavailable ({exc!r}); using the built-in sample cluster", file=sys.stderr)
-    from hpctop.tui.sample import SampleSession
-
-    return SampleSession(seed=1, source_name="demo (sample)")
+    session: SessionLike = demo_session(seed=1)
+    return session
 
 
 async def _shoot(name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path) -> Path:

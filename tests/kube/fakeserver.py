@@ -382,6 +382,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
     eviction_blocked: dict[tuple[str, str], str] = attrs.field(factory=dict)
     #: every answered request that was not a stream, with the Audit-Id it carried
     audit: list[AuditEntry] = attrs.field(factory=list, init=False)
+    #: (namespace, pod, container) -> its log lines, served by GET .../pods/NAME/log (follow too:
+    #: lines appended later are streamed); a key in ``logs_ended`` ends a followed stream
+    pod_logs: dict[tuple[str, str, str], list[str]] = attrs.field(factory=dict, init=False)
+    logs_ended: set[tuple[str, str, str]] = attrs.field(factory=set, init=False)
     write_faults: list[WriteFault] = attrs.field(factory=list, init=False)
     _audit_seq: int = attrs.field(default=0, init=False)
     #: Volcano's job controller, tiny: a created Command flips its vcjob's status.state.phase
@@ -637,6 +641,9 @@ class FakeApiServer(kmock.KubernetesEmulator):
             return self._visibility(request)
         if request.url.path.endswith(YUNIKORN_VALIDATE) and "/services/" in request.url.path:
             return self._yunikorn_validate(request)
+        log_target = _pod_log_target(request.url.path)
+        if log_target is not None and _method(request) == "GET":
+            return await self._pod_log(request, *log_target)
         if request.resource is not None and request.resource.plural:
             if _is_review(request):
                 return self._review(request)
@@ -651,6 +658,46 @@ class FakeApiServer(kmock.KubernetesEmulator):
             )
         # Skip the emulator's own object tracking: this class keeps the state.
         return await kmock.KubernetesScaffold._handle(self, request)
+
+    # -- the pod log API (GET /api/v1/namespaces/NS/pods/NAME/log) -------------------------------
+
+    async def _pod_log(self, request: rendering.Request, namespace: str, name: str) -> Any:
+        """As the API server answers: 404 for an unknown pod, 400 for a container the pod does not
+        have (the real message), the lines as text/plain, kept open with ``follow=true``."""
+
+        def answer(code: int, body: Obj) -> aiohttp.web.Response:
+            return aiohttp.web.Response(body=orjson.dumps(body), status=code, content_type="application/json")
+
+        pod = self.get(PODS, name, namespace)
+        if pod is None:
+            return answer(404, status(404, "NotFound", f'pods "{name}" not found'))
+        spec = pod.get("spec") or {}
+        names = [c.get("name") for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])]
+        container = request.params.get("container") or (names[0] if len(names) == 1 else "")
+        if not container:
+            message = f"a container name must be specified for pod {name}, choose one of: {names}"
+            return answer(400, status(400, "BadRequest", message))
+        if container not in names:
+            message = f"container {container} is not valid for pod {name}"
+            return answer(400, status(400, "BadRequest", message))
+        key = (namespace, name, container)
+        follow = request.params.get("follow") == "true"
+        tail = request.params.get("tailLines")
+
+        response = aiohttp.web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+        await response.prepare(request._raw_request)
+        lines = self.pod_logs.get(key, [])
+        sent = max(len(lines) - int(tail), 0) if tail else 0
+        while True:
+            lines = self.pod_logs.get(key, [])
+            for line in lines[sent:]:
+                await response.write(line.encode() + b"\n")
+            sent = len(lines)
+            if not follow or key in self.logs_ended:
+                break
+            await asyncio.sleep(0.05)
+        await response.write_eof()
+        return response
 
     # -- YuniKorn's validate-conf (through the API server's service proxy) ------------------------
 
@@ -1600,6 +1647,19 @@ def yunikorn_verdict(config: Any) -> tuple[bool, str]:
 
 class _EndStream(Exception):
     pass
+
+
+def _pod_log_target(path: str) -> tuple[str, str] | None:
+    """(namespace, pod) of a pod log path, else None."""
+    parts = path.strip("/").split("/")
+    if (
+        len(parts) == 7
+        and parts[:3] == ["api", "v1", "namespaces"]
+        and parts[4] == "pods"
+        and parts[6] == "log"
+    ):
+        return parts[3], parts[5]
+    return None
 
 
 def _method(request: rendering.Request) -> str:

@@ -982,6 +982,22 @@ class SimulatedCluster:
         self._create_pods(job)
         return self._drain()
 
+    # -- read-only views: the console's y (manifests) and l (logs) -----------------------------
+
+    def manifests(self, key: JobKey) -> list[dict[str, Any]]:
+        """The job's object and its live pods, as the API would serve them (plain dicts)."""
+        job = self._job(key)
+        objects = [self._job_obj(job), *(self._pod_obj(p) for p in job.live_pods)]
+        return [orjson.loads(orjson.dumps(o)) for o in objects]
+
+    def pod_log_span(self, namespace: str, name: str) -> tuple[float, float, bool] | None:
+        """(started, until, is a service) of a pod's log, None before it started or when unknown."""
+        pod = self.pods.get((namespace, name))
+        if pod is None or pod.started is None:
+            return None
+        until = pod.finished if pod.finished is not None else self._now
+        return pod.started, until, pod.job.is_service
+
     # -- actions ---------------------------------------------------------------------------------
 
     def _job(self, key: JobKey) -> _Job:

@@ -4,11 +4,18 @@ The confirmation shows the actuator's *preview* (what will change) before anythi
 names every target job. Names are sanitised, and bidi/zero-width characters are flagged in a
 separate warning line (RELIABILITY.md T4), so a job named to look like another cannot be confirmed
 by mistake. All text is built as Rich ``Text``; no cluster string is parsed as markup.
+
+Each modal answers once (:class:`OnceModal`): two Enters that arrive in one read of the terminal
+(a double press, a key repeat) used to dismiss a picker twice, the second popping the main screen
+(``ScreenStackError``, the console gone). The confirmation opens with *Cancel* focused, so an
+Enter meant for the screen before it (the picker's second Enter) never confirms: only ``y`` or a
+click on *Confirm* does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,6 +28,8 @@ from textual.widgets.option_list import Option
 from hpctop.actions.requests import Preview
 from hpctop.tui.keymap import bindings
 from hpctop.tui.sanitize import has_flagged, sanitize_display
+
+R = TypeVar("R")
 
 
 def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str], noun: str = "job") -> Text:
@@ -52,7 +61,19 @@ def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str], 
     return t
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class OnceModal(ModalScreen[R]):
+    """A modal whose answer is given once: later answers (a second Enter) are ignored."""
+
+    answered = False
+
+    def answer(self, result: R | None) -> None:
+        if self.answered or not self.is_current:
+            return
+        self.answered = True
+        self.dismiss(result)
+
+
+class ConfirmScreen(OnceModal[bool]):
     BINDINGS = list(bindings("modal"))  # noqa: RUF012
 
     def __init__(self, body: Text, can_confirm: bool) -> None:
@@ -68,12 +89,15 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error", disabled=not self._can_confirm)
                 yield Button("Cancel (n)", id="confirm-no")
 
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()  # an Enter typed ahead never confirms
+
     def action_confirm(self) -> None:
         if self._can_confirm:
-            self.dismiss(True)
+            self.answer(True)
 
     def action_deny(self) -> None:
-        self.dismiss(False)
+        self.answer(False)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "confirm-yes":
@@ -82,7 +106,7 @@ class ConfirmScreen(ModalScreen[bool]):
             self.action_deny()
 
 
-class PromptScreen(ModalScreen[str | None]):
+class PromptScreen(OnceModal[str]):
     """One line of input (a new priority, a filter); escape gives ``None``."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt_cancel")]  # noqa: RUF012
@@ -105,13 +129,13 @@ class PromptScreen(ModalScreen[str | None]):
             )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        self.answer(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class PickScreen(ModalScreen[str | None]):
+class PickScreen(OnceModal[str]):
     """Choose one of several values (a queue to move jobs to)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="pick_cancel")]  # noqa: RUF012
@@ -129,7 +153,7 @@ class PickScreen(ModalScreen[str | None]):
             )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self._choices[int(event.option.id or 0)])
+        self.answer(self._choices[int(event.option.id or 0)])
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

@@ -39,6 +39,10 @@ class StatusInfo:
     speed: float
     paused: bool
     simulated: bool
+    #: the last thing that went wrong in the console, one line ("" when nothing did)
+    notice: str = ""
+    #: the speed the simulation achieves when it cannot keep up with ``speed`` (None: it keeps up)
+    achieved: float | None = None
 
 
 class StatusBar(Static):
@@ -76,8 +80,14 @@ class StatusBar(Static):
         if info.nodes_down:
             nodes.append(f" (✕{info.nodes_down} down)", style=colours.get("gpu-down", ""))
         if info.simulated:
-            part(2, f"×{info.speed:g}" + ("  PAUSED" if info.paused else ""), "bold" if info.paused else "")
+            if info.achieved is not None:  # cannot keep up: what it does against what was asked
+                part(2, f"×{info.achieved:.3g} of ×{info.speed:g}", colours.get("warning", "bold"))
+            else:
+                paused = "  PAUSED" if info.paused else ""
+                part(2, f"×{info.speed:g}{paused}", "bold" if info.paused else "")
             part(4, fmt_clock(info.clock))
+        if info.notice:
+            part(0, sanitize_display(info.notice, cap=100), colours.get("error", "bold"))  # always shown
         width = self.size.width or 200
         kept = list(parts)
         while len(kept) > 1 and sum(p.cell_len + 2 for _, p in kept) > width:

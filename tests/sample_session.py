@@ -5,8 +5,9 @@ to 100k jobs for the jobs-pane timing test, and that does not move when the simu
 change underneath (they are written by other people, at the same time). This module builds frozen
 model objects (``Node``, ``Pod``, ``Job``) and a plausible ``ScheduleResult`` directly, with a tiny
 deterministic "cluster" that starts and finishes jobs on :meth:`SampleSession.step` and an actuator
-that applies cancel/hold/release/requeue/priority/move to it. It is also the fallback for
-``hpctop.tui.screenshots`` while ``hpctop.runtime.session`` is not there.
+that applies cancel/hold/release/requeue/priority/move to it. A test helper, not part of the
+package: the console's tests that must not move with the simulator use it; the ones about the
+console as ``make demo`` runs it use the runtime's demo session (``tests/test_console_robust.py``).
 
 Nothing here is scheduling logic worth trusting: first-fit placement, a made-up priority breakdown.
 """
