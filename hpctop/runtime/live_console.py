@@ -336,7 +336,8 @@ class LiveConsoleSession:
         self._events: dict[JobKey, tuple[float, list[EventRow]]] = {}
         self._events_error: dict[JobKey, str] = {}
         self._events_inflight: set[JobKey] = set()
-        self.refresh()
+        with self._view_lock:  # the empty store: a view without a core run (nothing listed yet)
+            self._listing_view(self._states(), self.store.snapshot(), self._clock())
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -680,8 +681,10 @@ class LiveConsoleSession:
     @property
     def listing(self) -> bool:
         """A first list is still under way: some resource has neither listed once nor been found
-        forbidden / not served (and ``list_patience`` has not run out). The core waits for it."""
-        if self._clock() - self._started_at >= self.list_patience:
+        forbidden / not served (and ``list_patience`` has not run out). The core waits for it.
+        A session whose reflectors were never started (its store filled by its owner: the
+        benchmarks) is never listing."""
+        if self._task is None or self._clock() - self._started_at >= self.list_patience:
             return False
         statuses = self._statuses
         if len(statuses) < len(self._resources):
@@ -752,10 +755,7 @@ class LiveConsoleSession:
             snapshot = self.store.snapshot()  # LockedStore: under the lock shared with the reflectors
             now = self._clock()
             if listing:
-                self._snapshot, self._result = snapshot, _listing_result(now)
-                self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, False
-                self._built_at, self._view_states = time.monotonic(), states
-                self.listing_views += 1
+                self._listing_view(states, snapshot, now)
                 return
             started = time.perf_counter()
             # quotas from the cluster's own schedulers (Kueue, Volcano, YuniKorn) when it has them
@@ -766,6 +766,13 @@ class LiveConsoleSession:
             self._snapshot, self._result = snapshot, result
             self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, True
             self._built_at, self._view_states = time.monotonic(), states
+
+    def _listing_view(self, states: tuple[tuple[str, str, int], ...], snapshot: Snapshot, now: float) -> None:
+        """Show ``snapshot`` without a core run (a first list is under way): rows, no plans."""
+        self._snapshot, self._result = snapshot, _listing_result(now)
+        self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, False
+        self._built_at, self._view_states = time.monotonic(), states
+        self.listing_views += 1
 
 
 def _listing_result(now: float) -> ScheduleResult:
