@@ -105,7 +105,7 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             timed("hpctop paint", start)
             current = rows
             for name in ("sort cold", "sort cold", "sort", "sort"):
-                column = "USER" if len(times[f"hpctop {name}"]) % 2 == 0 else "ID"
+                column = "USER" if len(times[f"hpctop {name}"]) % 2 == 0 else "JOB"
                 if name == "sort":
                     current = _churn(current, rng)
                     pane.set_rows(current, now)
@@ -125,7 +125,7 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             await settle()
             _paint(table)
             timed("datatable paint", start)
-            for column in ("USER", "ID"):
+            for column in ("USER", "JOB"):
                 start = time.perf_counter()
                 table.sort(keys[COLUMN_NAMES.index(column)])
                 await settle()
