@@ -1,8 +1,9 @@
 """P1 decode: pod list bytes → model objects, against the official client and plain orjson.
 
-Three sides on the same bytes, interleaved: hpctop's ``decode_list`` (slim pydantic wire models
-projected into frozen objects), the official ``kubernetes`` client deserialising a V1PodList, and
-``orjson.loads`` into plain dicts (the floor of any JSON decoder in Python).
+Three sides on the same bytes, interleaved: hpctop's ``decode_list`` (msgspec Structs of the
+fields hpctop reads, projected into frozen objects), the official ``kubernetes`` client
+deserialising a V1PodList, and ``orjson.loads`` into plain dicts (the floor of any JSON decoder
+in Python).
 
 Like for like: hpctop's decode turns the cyclic GC off while it builds a list (a design choice
 of the decoder), so the verdict's orjson side runs with the GC off too (``orjson GC off``). The

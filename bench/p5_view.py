@@ -9,7 +9,7 @@ visible lines rendered (``render_line`` for every line of the widget), after ``D
 deferred work (its idle handler, which re-measures after adds) has run:
 
 - **first paint**: the jobs pane's ``set_rows`` (filter, sort, size) vs ``add_rows`` of every row;
-- **sort**: ``sort_by`` a column vs ``DataTable.sort`` on it (USER, then ID). The pane keeps the
+- **sort**: ``sort_by`` a column vs ``DataTable.sort`` on it (USER, then JOB). The pane keeps the
   orders it sorted by and carries them across publishes (``hpctop.tui.jobindex``), so it is timed
   twice: *cold*, the first sort on a column after a full load (a real sort of every row), and
   *warm*, sorting again by a column used before after a publish changed 0.2 % of the rows (what

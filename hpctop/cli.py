@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
 import math
 import os
 import sys
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
 
 from hpctop import __version__
 from hpctop.errors import HpctopError, UsageError
-from hpctop.sanitize import sanitize_line
+from hpctop.sanitize import DETAIL_CAP, sanitize_display, sanitize_line
 from hpctop.tables import keys as table_keys
 from hpctop.tables.render import FORMATS, Column, Row, render
 from hpctop.tables.select import (
@@ -55,6 +56,26 @@ if TYPE_CHECKING:
 def _warn(message: str) -> None:
     """One line on stderr, sanitised: server messages and notes carry cluster text (issue 12)."""
     print(sanitize_line(message), file=sys.stderr)
+
+
+class _SanitizedStderr(logging.Handler):
+    """Python's last-resort log handler (warnings to stderr when nothing is configured), sanitised.
+
+    A library's warning quotes what the server said (a reflector's retry, the kubernetes client):
+    it reaches the terminal through this handler, so it goes through the same sanitiser.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = sanitize_display(self.format(record), keep_newlines=True, cap=DETAIL_CAP)
+            sys.stderr.write(text + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+def _sanitize_log_output() -> None:
+    if not isinstance(logging.lastResort, _SanitizedStderr):
+        logging.lastResort = _SanitizedStderr(logging.WARNING)
 
 
 class SessionLike(Protocol):
@@ -818,6 +839,7 @@ def _join_sort_values(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run hpctop with ``argv`` (default: the process's arguments); return the exit status."""
     prog = _prog()
+    _sanitize_log_output()
     arguments = _join_sort_values(sys.argv[1:] if argv is None else argv)
     try:
         try:

@@ -164,7 +164,7 @@ def test_planted_text_is_visible_but_harmless_in_every_table_and_format(
                 assert any(mark in out for mark in ("␛", "␇", "\\x9b", "<U+")), (command, fmt, out)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         st.one_of(
@@ -232,3 +232,18 @@ def test_schedule_log_lines_are_sanitised(monkeypatch: pytest.MonkeyPatch) -> No
     assert cli._cmd_schedule(args, settings, out) == 0
     assert out.getvalue().count("\n") == len(PLANTED)
     check_clean(out.getvalue(), "table")
+
+
+def test_library_warnings_reach_stderr_sanitised(
+    planted: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library warning quoting the server (nothing configures logging) is sanitised too."""
+    import logging
+
+    run(["version"], capsys)  # main installs the sanitised last-resort handler
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # as outside pytest: none configured
+    for text in PLANTED:
+        logging.getLogger("kubernetes.client.rest").warning("server said %s", text)
+    err = capsys.readouterr().err
+    assert err.count("server said") == len(PLANTED)
+    check_clean(err, "table")

@@ -31,6 +31,7 @@ async def test_demo_at_80x24_see_sort_filter_open_cancel() -> None:
         ranked = [jobs.ranks[r.key] for r in jobs.view if r.key in jobs.ranks]
         assert ranked == list(range(1, len(ranked) + 1))
         assert all(r.key in jobs.ranks for r in jobs.view[: len(ranked)])
+        assert "ORDER 1: the scheduler tries it 1." in app._detail(jobs.view[0].key).plain
         # sort
         await pilot.press("s")
         assert jobs.sort_column != "ORDER"

@@ -40,7 +40,7 @@ import hpctop
 #: bumped when the file layout changes
 FORMAT = 1
 #: answers kept; older ones are removed on each write
-KEEP = 64
+KEEP = 32
 _PACKAGE = Path(hpctop.__file__).resolve().parent
 _fingerprint: str | None = None
 

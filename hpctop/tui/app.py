@@ -425,7 +425,7 @@ class HpctopApp(App[None]):
                 if name == "queue_stop":
                     what = f"{what} queue"
                 self.notify(
-                    f"Read-only: {what} refused (this console was started read-only; nothing is sent)",
+                    f"Read-only: {what} refused (nothing is sent)",
                     severity="warning",
                     markup=False,
                     timeout=4,
@@ -762,6 +762,7 @@ class HpctopApp(App[None]):
             audit=self.live.audit_entries(key) if self.live is not None else None,
             events=job_events(key) if (job_events := getattr(self.session, "job_events", None)) else None,
             scheduler_position=self._scheduler_position(key),
+            order=self._main(JobsTable, "#jobs").ranks.get(key),
         )
 
     def _scheduler_position(self, key: JobKey) -> str | None:

@@ -41,6 +41,7 @@ _ATTR_KEYS: dict[str, Callable[[JobRow], Any]] = {
     "USER": attrgetter("user"),
     "QUEUE": attrgetter("queue"),
     "PARTITION": attrgetter("partition"),
+    "ORDER": attrgetter("order_sort"),
     "PRIO": attrgetter("prio"),
     "GANG": attrgetter("running", "min_members"),
     "GPUS": attrgetter("gpus"),

@@ -111,6 +111,8 @@ class JobRow:
     #: the core's evaluation order of pending jobs (ScheduleResult.pending_order, 1-based); None:
     #: not waiting its turn (running, finished, or held: the scheduler passes a held job over)
     order: int | None
+    #: the ORDER sort key (:func:`order_key`), kept on the row so the default sort is C-level
+    order_sort: tuple[int, int]
     haystack: str  # lowercase text of every column, for "/" filtering
     category: str  # pending | running | done | other: precomputed for counts and quick filters
 
@@ -218,6 +220,8 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     row_id = s(job.id, cap=CELL)
     name = s(job.name, cap=CELL)
     user = s(job.user, cap=CELL)
+    order = queue_order(job, plan)
+    category = _category(job.state)
     hay = " ".join((row_id, name, user, queue, partition, job.state.code, job.state.value, reason)).lower()
     return JobRow(
         key=job.key,
@@ -237,9 +241,10 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         end=job.end_time,
         eta=plan.eta if plan else None,
         reason=reason,
-        order=queue_order(job, plan),
+        order=order,
+        order_sort=order_key(order, category, prio),
         haystack=hay,
-        category=_category(job.state),
+        category=category,
     )
 
 
@@ -317,10 +322,15 @@ class RowCache:
 _STATE_ORDER = {s: i for i, s in enumerate(JobState)}
 
 
-def order_key(row: JobRow) -> tuple[int, int]:
-    """ORDER ascending: the pending jobs in the order the scheduler tries them, then the rest by
-    priority (highest first)."""
-    return (0, row.order) if row.order is not None else (1, -row.prio)
+_AFTER_WAITING = {"running": 1, "pending": 2, "other": 3, "done": 4}
+
+
+def order_key(order: int | None, category: str, prio: int) -> tuple[int, int]:
+    """ORDER ascending: the jobs waiting their turn in the order the scheduler tries them, then
+    running, held, other and finished jobs, each by priority (highest first)."""
+    if order is not None:
+        return (0, order)
+    return (_AFTER_WAITING[category], -prio)
 
 
 def sort_key(column: str, now: float) -> Callable[[JobRow], object]:
@@ -332,7 +342,7 @@ def sort_key(column: str, now: float) -> Callable[[JobRow], object]:
         "QUEUE": lambda r: r.queue,
         "PARTITION": lambda r: r.partition,
         "ST": lambda r: _STATE_ORDER[r.state],
-        "ORDER": order_key,
+        "ORDER": lambda r: r.order_sort,
         "PRIO": lambda r: r.prio,
         "GANG": lambda r: (r.running, r.min_members),
         "GPUS": lambda r: r.gpus,

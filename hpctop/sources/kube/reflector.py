@@ -44,9 +44,9 @@ Three refinements of that loop (RELIABILITY.md §1.3-1.4, §4):
   (:meth:`Connection.refresh_in`) and reopens from the same RV with the new token; that end is
   neither a failure nor a relist.
 
-Nothing here blocks the event loop for long: Pod, Node and PriorityClass list pages are decoded
-in one validation pass per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets
-a turn between pages), other kinds with a yield every few hundred items, and cancellation
+Nothing here blocks the event loop for long: list pages of every kind are decoded in one pass
+per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets a turn between
+pages), and cancellation
 (quitting) closes the open stream at once (W18).
 """
 
@@ -65,7 +65,7 @@ from typing import Any
 
 import orjson
 
-from hpctop.model.decode import DecodeError, decode_event, decode_list, decode_object
+from hpctop.model.decode import DecodeError, decode_event, decode_list
 from hpctop.model.events import EventType
 from hpctop.model.store import Store
 from hpctop.sources.kube.backoff import Backoff
@@ -84,9 +84,6 @@ from hpctop.sources.kube.errors import (
 )
 from hpctop.sources.kube.resources import ResourceSpec
 from hpctop.sources.kube.transport import OVERSIZED, KubeClient
-
-#: kinds whose list pages decode in one pass (their items need no ``kind`` filled in)
-WHOLE_PAGE_KINDS = frozenset({"Pod", "Node", "PriorityClass"})
 
 
 @contextlib.contextmanager
@@ -418,41 +415,19 @@ class Reflector:
         kind = self.spec.kind
         while True:
             body = await self.client.get(path, params)
-            if kind in WHOLE_PAGE_KINDS:
-                # One validation pass over the page (PERFORMANCE.md P1, P4): no re-serialising.
-                with gc_paused():
-                    try:
-                        decoded = decode_list(kind, body)
-                    except DecodeError:
-                        raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
-                objects.extend(decoded.objects)
-                for reason in decoded.skipped:
-                    self.store.skipped[reason[:200]] += 1
-                token: object = decoded.continue_token
-                page_rv: object = decoded.resource_version
-                await asyncio.sleep(0)  # let the console breathe between pages
-            else:
+            # One decode pass over the page (PERFORMANCE.md P1, P4), every kind; a bad item is
+            # skipped and noted, only a page that is no list at all fails the read.
+            with gc_paused():
                 try:
-                    page = orjson.loads(body)
-                    metadata = page.get("metadata") or {}
-                    items = page.get("items") or []
-                except (orjson.JSONDecodeError, AttributeError):
+                    decoded = decode_list(kind, body, self.spec.api_version)
+                except DecodeError:
                     raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
-                for index, item in enumerate(items):
-                    if not isinstance(item, dict):
-                        self.store.skipped[f"{kind}: list item is not an object"] += 1
-                        continue
-                    # list items carry no kind; the workload decoder needs it
-                    item.setdefault("kind", kind)
-                    item.setdefault("apiVersion", self.spec.api_version)
-                    try:
-                        objects.append(decode_object(kind, orjson.dumps(item)))
-                    except DecodeError as exc:
-                        self.store.skipped[f"{kind}: {exc.detail}"[:200]] += 1
-                    if index % 500 == 499:
-                        await asyncio.sleep(0)  # let the console breathe during a big list
-                token = metadata.get("continue")
-                page_rv = metadata.get("resourceVersion")
+            objects.extend(decoded.objects)
+            for error in decoded.skipped:
+                self.store.skip(error, kind)
+            token: object = decoded.continue_token
+            page_rv: object = decoded.resource_version
+            await asyncio.sleep(0)  # let the console breathe between pages
             if not token:
                 rv = str(page_rv or "")
                 break
@@ -570,7 +545,7 @@ class Reflector:
         except DecodeError as exc:
             if b'"ERROR"' in line:
                 self._raise_in_stream_error(line)
-            self._bad(exc.detail)
+            self._bad(exc)
             return None
         if event.type is EventType.BOOKMARK:
             if INITIAL_EVENTS_END in line and _ends_initial_events(line):
@@ -596,13 +571,14 @@ class Reflector:
         except DecodeError as exc:
             if b'"ERROR"' in line:
                 self._raise_in_stream_error(line)
-            self._bad(exc.detail)
+            self._bad(exc)
             return None
         self.store.apply(event)
         return event.resource_version
 
-    def _bad(self, detail: str) -> None:
-        self.store.skipped[f"{self.spec.kind}: {detail}"[:200]] += 1
+    def _bad(self, problem: str | DecodeError) -> None:
+        error = problem if isinstance(problem, DecodeError) else DecodeError(problem, kind=self.spec.kind)
+        self.store.skip(error, self.spec.kind)
         self._update(bad_lines=self.status.bad_lines + 1)
 
     def _raise_in_stream_error(self, line: bytes) -> None:

@@ -44,13 +44,15 @@ def detail_text(
     audit: Sequence[AuditRecord] | None = None,
     events: Sequence[EventRow] | None = None,
     scheduler_position: str | None = None,
+    order: int | None = None,
 ) -> Text:
     """The detail body. ``audit``: the local audit log's records of this job (live sessions only),
     shown under the console's own journal so a request's intent, outcome and ``Audit-Id`` are at
     hand; ``None`` (the simulator) leaves that part out. ``events``: the Kubernetes Events of the
     job's owner and pods (live sessions only, fetched in the background), likewise.
     ``scheduler_position``: where the cluster's own scheduler says the job waits (Kueue's visibility
-    API), shown beside hpctop's own position; cluster text, so sanitised here."""
+    API), shown beside hpctop's own position; cluster text, so sanitised here. ``order``: the job's
+    ORDER as the jobs pane shows it (its place among the jobs still waiting)."""
     t = Text()
     if job is None:
         # A cancelled job leaves the cluster; what was done to it (and the server's answers) stays.
@@ -103,7 +105,9 @@ def detail_text(
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
                 t.append("\n")
-        if plan is not None and plan.order is not None and not held:
+        if order is not None and not held:
+            t.append(f"  ORDER {order}: the scheduler tries it {order}. among the jobs waiting\n")
+        elif plan is not None and plan.order is not None and not held:
             t.append(f"  tried {plan.order + 1}. in the scheduler's last pass over the pending jobs\n")
         elif held:
             t.append("  not in the scheduler's order while held: release it (u) to queue it again\n")

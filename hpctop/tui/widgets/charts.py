@@ -82,8 +82,8 @@ class ChartsPane(Horizontal):
         t = Text(no_wrap=True, overflow="ellipsis")
         for i, label in enumerate(labels):
             r, g, b = colours[i % len(colours)]
-            t.append("■ ", style=f"rgb({r},{g},{b})")
-            t.append(label + "  ")
+            t.append("■", style=f"rgb({r},{g},{b})")
+            t.append(label + " ")
         self.query_one(f"#legend-{name}", Static).update(t)
 
     def update_from(self, history: History) -> None:
@@ -135,7 +135,10 @@ class ChartsPane(Horizontal):
         if waits:
             edges, counts, width = wait_histogram(waits)
             plt.bar([e + width / 2 for e in edges], counts, width=0.9, color=colours[0])
-            plt.xlim(0, edges[-1] + width)
+            top = edges[-1] + width
+            plt.xlim(0, top)
+            ticks = [0.0, top / 2, top]
+            plt.xticks(ticks, [f"{t:.0f}" if top >= 3 else f"{t:.1f}" for t in ticks])
             plt.ylim(0, max(max(counts) * 1.05, 1.0))
         plt.xlabel("minutes waited")
         self.query_one("#legend-waits", Static).update(Text(f"{len(waits)} started jobs", no_wrap=True))
