@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import p1_decode, p2_memory, p3_watch, p4_cold, p5_view, p6_core, p7_sim, shell
+from bench import k1_keys, p1_decode, p2_memory, p3_watch, p4_cold, p5_view, p6_core, p7_sim, p8_peer, shell
 from bench.common import Verdict
 
 #: arguments of each benchmark's ``run`` per size
@@ -25,6 +25,8 @@ SIZES: dict[str, dict[str, tuple[float, ...]]] = {
         "P5": (100_000, 3),
         "P6": (10_000, 50_000),
         "P7": (18_600,),
+        "P8": (10_000, 50_000, 100_000, 3),
+        "K1": (50_000, 5_000, 60),
     },
     "quick": {
         "P1": (1_000, 5),
@@ -34,6 +36,8 @@ SIZES: dict[str, dict[str, tuple[float, ...]]] = {
         "P5": (2_000, 5, 2.0, 8),
         "P6": (300, 1_500, 3),
         "P7": (1_200,),
+        "P8": (1_000, 4_000, 2),
+        "K1": (5_000, 1_000, 20),
     },
     "smoke": {
         "P1": (100, 1),
@@ -43,6 +47,8 @@ SIZES: dict[str, dict[str, tuple[float, ...]]] = {
         "P5": (200, 1, 0.5, 2),
         "P6": (48, 150, 1),
         "P7": (30,),
+        "P8": (100, 0),
+        "K1": (300, 200, 4),
     },
 }
 RUNS: dict[str, Callable[..., Verdict]] = {
@@ -53,6 +59,8 @@ RUNS: dict[str, Callable[..., Verdict]] = {
     "P5": p5_view.run,
     "P6": p6_core.run,
     "P7": p7_sim.run,
+    "P8": p8_peer.run,
+    "K1": k1_keys.run,
 }
 NAMES = {
     "P1": "P1 decode",
@@ -62,6 +70,8 @@ NAMES = {
     "P5": "P5 view",
     "P6": "P6 core",
     "P7": "P7 simulation",
+    "P8": "P8 peer",
+    "K1": "K1 keys",
 }
 shell.register(SIZES, RUNS, NAMES)  # S1: shell answers, issue 15
 

@@ -207,3 +207,40 @@ def pod_updates(
         pod["status"]["containerStatuses"][0]["restartCount"] = restarts
         out.append(orjson.dumps({"type": "MODIFIED", "object": pod}))
     return out
+
+
+def _fields(value: object) -> object:
+    """FieldsV1 of ``value`` as an API server writes it: ``f:<key>`` per field, ``k:{...}`` per
+    keyed list item (containers and volumes by name, conditions by type), ``{}`` for leaves."""
+    if isinstance(value, dict):
+        return {f"f:{k}": _fields(v) for k, v in value.items()}
+    if isinstance(value, list):
+        out: dict[str, object] = {}
+        for item in value:
+            if isinstance(item, dict):
+                key = "name" if "name" in item else "type" if "type" in item else None
+                if key is not None:
+                    out["k:" + orjson.dumps({key: item[key]}).decode()] = {".": {}, **_fields(item)}  # type: ignore[dict-item]
+        return out
+    return {}
+
+
+def served_pod(i: int, rng: random.Random, per_job: int = 1) -> dict[str, Any]:
+    """:func:`gpu_pod` as a real API server serves it: with ``metadata.managedFields`` (the Job
+    controller's create and the kubelet's status update, in the shape of FieldsV1), ~6 KiB of
+    JSON. The managed fields are derived from the object itself, so they name its real fields."""
+    obj = gpu_pod(i, rng, per_job)
+    meta, spec, status = obj["metadata"], obj["spec"], obj["status"]
+    created = {
+        "f:metadata": _fields(
+            {k: meta[k] for k in ("generateName", "labels", "annotations", "ownerReferences") if k in meta}
+        ),
+        "f:spec": _fields(spec),
+    }
+    meta["managedFields"] = [
+        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": created},
+        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": "2026-01-01T00:00:09Z",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:status": _fields(status)}, "subresource": "status"},
+    ]  # fmt: skip
+    return obj

@@ -7,6 +7,7 @@ benchmark ran (no "not measured" line), printed its goal, a number and a verdict
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
@@ -17,6 +18,8 @@ LINE = re.compile(r"^(?P<figure>.*\d.*?)\s+(?P<status>PASS|MISS)(  \(.+\))?$")
 
 @pytest.mark.parametrize("goal", list(RUNS))
 def test_smoke_line(goal: str) -> None:
+    if goal == "P8" and shutil.which("kubectl") is None:
+        pytest.skip("P8 compares with kubectl, which is not installed (apt-get install kubectl)")
     verdict = run_one(goal, "smoke")
     line = verdict.line()
     assert verdict.ran, line

@@ -18,8 +18,20 @@ snapshots of it. :class:`LockedStore` serialises the two with one re-entrant loc
 
 How the view follows the cluster: the console does not step a live session's clock (there is no
 virtual clock to move), it reads ``snapshot``/``result`` each tick. Reading ``snapshot`` therefore
-refreshes when the store changed since the last view, or when the view is older than
-``idle_refresh`` (ages and ETAs move on even when the cluster is quiet).
+refreshes when the store changed since the last view. The scheduling core runs only then, never
+on a tick where nothing changed (issue 16: re-running it every 5 s on a quiet cluster was 17 % of
+a core at 50k pods). A quiet tick only moves the result's ``now`` on, so ages and "ETA in" columns
+keep counting; what the core itself derives from the clock (the age factor of priorities, a
+fair-share decay, a reservation whose expected end has passed) moves slowly, so the core is re-run
+on a quiet cluster once per ``idle_refresh`` (60 s), not per tick.
+
+The core does not run on a half-synced store either: until every resource has finished its first
+list (or is forbidden / not served), a changed store gives a new snapshot (rows appear while the
+lists stream in) with a result that has no plans, and the core's first run is the one after the
+last first list. Why: on a big cluster the tick worker otherwise re-ran the core on each partial
+store, some 30 % of the cold start, for plans that were wrong (half the nodes, half the jobs)
+and replaced a tick later. A resource whose first list keeps failing does not hold the plans back
+for ever: after ``list_patience`` seconds the core runs on what is there.
 
 Coalescing (RELIABILITY.md W15): the store keeps the latest object per key, so a burst of fifty
 thousand events between two ticks is one snapshot and one scheduling run. That alone bounds the
@@ -78,6 +90,7 @@ from hpctop.model.events import WatchEvent
 from hpctop.model.metrics import MetricsView
 from hpctop.model.objects import ClusterQueue, JobKey
 from hpctop.model.policy import Policy
+from hpctop.model.resources import Resources
 from hpctop.model.store import Snapshot, Store
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.kube.connection import Connection, load_connection
@@ -100,8 +113,11 @@ ScheduleFn = Callable[[Snapshot, Policy, float], ScheduleResult]
 ACTION_KINDS: tuple[str, ...] = tuple(KINDS)
 #: seconds one action call may wait for the server (the outcome is then reported unknown)
 ACTION_TIMEOUT = 30.0
-#: real seconds after which the view is rebuilt even when nothing changed (ages, ETAs)
-IDLE_REFRESH = 5.0
+#: real seconds after which the core re-runs even when nothing changed (the age factor of
+#: priorities, fair-share decay, overrun reservations: slow; ages shown move on every tick anyway)
+IDLE_REFRESH = 60.0
+#: real seconds the core waits for every resource's first list before it runs on what is there
+LIST_PATIENCE = 30.0
 #: real seconds between two views rebuilt on read (W15: a burst of events is one view per tick;
 #: below the console's tick of 0.5 s, so every tick sees the newest state)
 MIN_REFRESH = 0.2
@@ -233,6 +249,7 @@ class LiveConsoleSession:
         clock: Callable[[], float] = time.time,
         idle_refresh: float = IDLE_REFRESH,
         min_refresh: float = MIN_REFRESH,
+        list_patience: float = LIST_PATIENCE,
         loop: asyncio.AbstractEventLoop | None = None,
         client_factory: Callable[[Connection], KubeClient] | None = None,
         read_only: bool = True,
@@ -268,6 +285,11 @@ class LiveConsoleSession:
         self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
         self.min_refresh = min_refresh
+        self.list_patience = list_patience
+        self._started_at = clock()  # list_patience counts from here
+        #: views built without a core run because a first list was still under way
+        self.listing_views = 0
+        self._view_scheduled = False  # the view's result came from the core (not a listing view)
         #: reads of ``snapshot`` served the previous view because one was built < min_refresh ago
         self.refreshes_coalesced = 0
         self._built_at = -float("inf")  # time.monotonic() of the last view built
@@ -328,7 +350,8 @@ class LiveConsoleSession:
         self._events: dict[JobKey, tuple[float, list[EventRow]]] = {}
         self._events_error: dict[JobKey, str] = {}
         self._events_inflight: set[JobKey] = set()
-        self.refresh()
+        with self._view_lock:  # the empty store: a view without a core run (nothing listed yet)
+            self._listing_view(self._states(), self.store.snapshot(), self._clock())
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -397,6 +420,7 @@ class LiveConsoleSession:
             )
             self._thread.start()
         self._done.clear()
+        self._started_at = self._clock()
         self._task = asyncio.run_coroutine_threadsafe(self._reflect(), self._loop)
 
     async def _reflect(self) -> None:
@@ -722,11 +746,35 @@ class LiveConsoleSession:
         return True
 
     @property
+    def listing(self) -> bool:
+        """A first list is still under way: some resource has neither listed once nor been found
+        forbidden / not served (and ``list_patience`` has not run out). The core waits for it.
+        A session whose reflectors were never started (its store filled by its owner: the
+        benchmarks) is never listing."""
+        if self._task is None or self._clock() - self._started_at >= self.list_patience:
+            return False
+        statuses = self._statuses
+        if len(statuses) < len(self._resources):
+            return True
+        return not all(s.synced_once or s.state in _DEGRADED for s in statuses.values())
+
+    def _view_stale(self) -> bool:
+        """The view must be rebuilt: the store changed, the last first list ended since a listing
+        view, or the core's result is ``idle_refresh`` old (see module doc)."""
+        if self.store.version != self._view_version:
+            return True
+        if not self._view_scheduled:
+            return not self.listing
+        return self._clock() - self._view_at >= self.idle_refresh
+
+    @property
     def snapshot(self) -> Snapshot:
-        """The latest view; refreshed first when the store changed or the view is old (see module doc)."""
+        """The latest view; rebuilt first when :meth:`_view_stale`, else only its ``now`` moves on."""
         with self._view_lock:
-            if self.store.version != self._view_version or self._clock() - self._view_at >= self.idle_refresh:
+            if self._view_stale():
                 self._refresh_coalesced()
+            elif self._view_version >= 0:
+                self._result = replace(self._result, now=self._clock())
             return self._snapshot
 
     @snapshot.setter
@@ -744,7 +792,7 @@ class LiveConsoleSession:
     def step(self, virtual_seconds: float = 0.0) -> None:
         """A live cluster has no clock to advance: take a fresh view if anything changed."""
         with self._view_lock:
-            if self.store.version != self._view_version:
+            if self._view_stale():
                 self._refresh_coalesced()
             else:
                 self._result = replace(self._result, now=self._clock())
@@ -765,12 +813,17 @@ class LiveConsoleSession:
         """A fresh snapshot from the store, scheduled by the core at wall-clock ``now``.
 
         Only the copy holds the store's lock (shared with the reflectors); the core runs on the
-        frozen snapshot with the reflectors free to go on.
+        frozen snapshot with the reflectors free to go on. While a first list is under way
+        (:attr:`listing`) the snapshot comes without a core run (see module doc).
         """
         with self._view_lock:
             states = self._states()  # before the copy: a change after it is seen by the next read
+            listing = self.listing  # before the copy too: a list that ends after it gets a core run
             snapshot = self.store.snapshot()  # LockedStore: under the lock shared with the reflectors
             now = self._clock()
+            if listing:
+                self._listing_view(states, snapshot, now)
+                return
             started = time.perf_counter()
             # quotas from the cluster's own schedulers (Kueue, Volcano, YuniKorn) when it has them
             self.policy = policy_from_snapshot(snapshot, self._base_policy)
@@ -778,8 +831,23 @@ class LiveConsoleSession:
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1
             self._snapshot, self._result = snapshot, result
-            self._view_version, self._view_at = snapshot.version, now
+            self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, True
             self._built_at, self._view_states = time.monotonic(), states
+
+    def _listing_view(self, states: tuple[tuple[str, str, int], ...], snapshot: Snapshot, now: float) -> None:
+        """Show ``snapshot`` without a core run (a first list is under way): rows, no plans."""
+        self._snapshot, self._result = snapshot, _listing_result(now)
+        self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, False
+        self._built_at, self._view_states = time.monotonic(), states
+        self.listing_views += 1
+
+
+def _listing_result(now: float) -> ScheduleResult:
+    """The result shown beside a snapshot taken during the first lists: no plans, no partitions
+    (the jobs table shows its rows without priority or reason until the core's first run)."""
+    return ScheduleResult(
+        now=now, cluster=Resources(), partitions=(), queues={}, plans={}, placements=(), pending_order=()
+    )
 
 
 def object_path(kind: str, namespace: str, name: str) -> str:

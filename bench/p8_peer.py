@@ -1,0 +1,335 @@
+"""P8 peer: ``hpctop jobs`` against ``kubectl get pods -A`` on the same API server, same pods.
+
+Both are separate processes started the way a user starts them, against one server on 127.0.0.1
+serving kubelet-shaped pods (:func:`bench.payloads.served_pod`: owner references, labels, env,
+volumes, probes, status, ``managedFields``; ~7 KiB each). Compared:
+
+- ``hpctop jobs -a -o json`` vs ``kubectl get pods -A -o json``;
+- ``hpctop jobs -a`` vs ``kubectl get pods -A`` (kubectl asks for a server-side ``Table``, as a
+  real API server answers it: the cells and each pod's metadata, managedFields included).
+
+Wall time (start to exit) and maximum RSS of the child (``os.wait4``'s rusage), interleaved
+(hpctop json, kubectl json, hpctop table, kubectl table, ...), medians; one untimed warm-up of
+each first (kubectl's discovery cache, the page cache). Both outputs go to ``/dev/null``; the
+warm-up's output is read and must hold every pod on both sides.
+
+The server answers pre-built bytes per (``limit``, ``continue``, table or not), built before the
+timed region: hpctop asks for pages of 5,000, kubectl for 500, and each gets what a real server
+would send (never more items than the limit). Discovery (``/api``, ``/apis``, ``/api/v1``,
+``/version``) is answered too; every other path is a 404 Status (no such resource here).
+
+Needs Debian's ``kubectl`` (``apt-get install kubectl``); without it the line says so and skips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from bench.common import Verdict, ratio
+from bench.p4_cold import kubeconfig
+from bench.payloads import served_pod
+
+KUBECTL = "kubectl"
+NODE_COUNT = 64
+_API_RESOURCES = {
+    "kind": "APIResourceList",
+    "apiVersion": "v1",
+    "groupVersion": "v1",
+    "resources": [
+        {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod", "shortNames": ["po"],
+         "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"], "categories": ["all"]},
+        {"name": "nodes", "singularName": "node", "namespaced": False, "kind": "Node", "shortNames": ["no"],
+         "verbs": ["get", "list", "watch"]},
+    ],
+}  # fmt: skip
+_STATIC = {
+    "/api": {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []},
+    "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": []},
+    "/api/v1": _API_RESOURCES,
+    "/version": {"major": "1", "minor": "32", "gitVersion": "v1.32.0", "platform": "linux/amd64"},
+}
+_TABLE_COLUMNS = [
+    {"name": n, "type": t, "format": f, "description": "", "priority": p}
+    for n, t, f, p in [
+        ("Name", "string", "name", 0), ("Ready", "string", "", 0), ("Status", "string", "", 0),
+        ("Restarts", "string", "", 0), ("Age", "string", "", 0), ("IP", "string", "", 1),
+        ("Node", "string", "", 1), ("Nominated Node", "string", "", 1), ("Readiness Gates", "string", "", 1),
+    ]
+]  # fmt: skip
+
+
+def _table_row(pod: dict[str, Any]) -> dict[str, Any]:
+    statuses = pod.get("status", {}).get("containerStatuses") or []
+    ready = sum(1 for s in statuses if s.get("ready"))
+    restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
+    cells = [
+        pod["metadata"]["name"], f"{ready}/{len(pod['spec'].get('containers') or [])}",
+        pod.get("status", {}).get("phase", ""), str(restarts), "10d",
+        pod.get("status", {}).get("podIP", "<none>"), pod["spec"].get("nodeName", "<none>"),
+        "<none>", "<none>",
+    ]  # fmt: skip
+    meta = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": pod["metadata"]}
+    return {"cells": cells, "object": meta}
+
+
+class PeerServer:
+    """Pods and nodes as pre-built pages, in a thread with its own event loop."""
+
+    def __init__(self, pods: int) -> None:
+        rng = random.Random(8)
+        self.pods = []
+        for i in range(pods):
+            pod = served_pod(i, rng, per_job=1)
+            pod["spec"]["nodeName"] = f"gpu-node-{i % NODE_COUNT:05d}"
+            del pod["kind"], pod["apiVersion"]  # list items carry neither
+            self.pods.append(pod)
+        self.nodes = []
+        from bench.payloads import node_event
+
+        for i in range(NODE_COUNT):
+            node = orjson.loads(node_event(i))["object"]
+            del node["kind"], node["apiVersion"]
+            self.nodes.append(node)
+        self.pod_bytes = [orjson.dumps(p) for p in self.pods]
+        self.row_bytes = [orjson.dumps(_table_row(p)) for p in self.pods]
+        self.node_bytes = [orjson.dumps(n) for n in self.nodes]
+        self.size = sum(map(len, self.pod_bytes))
+        self._pages: dict[tuple[str, int, bool], list[bytes]] = {}
+        self.url = ""
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="p8-server", daemon=True)
+
+    def pages(self, path: str, limit: int, table: bool) -> list[bytes]:
+        key = (path, limit, table)
+        if key not in self._pages:
+            items = self.pod_bytes if path.endswith("/pods") else self.node_bytes
+            if table and path.endswith("/pods"):
+                items = self.row_bytes
+            kind = "Pod" if path.endswith("/pods") else "Node"
+            limit = limit or len(items) or 1
+            chunks = [items[i : i + limit] for i in range(0, len(items), limit)] or [[]]
+            out = []
+            for n, chunk in enumerate(chunks):
+                meta: dict[str, object] = {"resourceVersion": "9"}
+                if n + 1 < len(chunks):
+                    meta["continue"] = str(n + 1)
+                    meta["remainingItemCount"] = len(items) - (n + 1) * limit
+                head: dict[str, object]
+                if table and kind == "Pod":
+                    head = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+                    head["columnDefinitions"] = _TABLE_COLUMNS
+                    field = b',"rows":['
+                else:
+                    head = {"kind": f"{kind}List", "apiVersion": "v1", "metadata": meta}
+                    field = b',"items":['
+                out.append(orjson.dumps(head)[:-1] + field + b",".join(chunk) + b"]}")
+            self._pages[key] = out
+        return self._pages[key]
+
+    def prebuild(self) -> None:
+        """The pages both clients ask for, built before anything is timed."""
+        for limit, table in ((5000, False), (500, False), (500, True)):
+            self.pages("/api/v1/pods", limit, table)
+        self.pages("/api/v1/nodes", 5000, False)
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        path = request.path.rstrip("/")
+        if path in _STATIC:
+            return web.Response(body=orjson.dumps(_STATIC[path]), content_type="application/json")
+        if path in ("/api/v1/pods", "/api/v1/nodes"):
+            if request.query.get("watch") in ("1", "true"):
+                return web.Response(status=405, body=b'{"kind":"Status","code":405}')
+            table = "as=Table" in request.headers.get("Accept", "")
+            pages = self.pages(path, int(request.query.get("limit") or 0), table)
+            index = int(request.query.get("continue") or 0)
+            return web.Response(body=pages[index], content_type="application/json")
+        status = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "reason": "NotFound",
+            "code": 404,
+        }
+        return web.Response(status=404, body=orjson.dumps(status), content_type="application/json")
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", self._answer)
+        runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}"
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(runner.cleanup())
+
+    def __enter__(self) -> PeerServer:
+        self._thread.start()
+        self._ready.wait(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+#: the launcher: a bare Python (``-I -S``) that spawns each command and reports its rusage
+_LAUNCHER = r"""
+import json, os, sys, time
+for line in sys.stdin:
+    argv, env, out, err = json.loads(line)
+    actions = [(os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+               (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+    start = time.perf_counter()
+    pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions)
+    _, status, usage = os.wait4(pid, 0)
+    elapsed = time.perf_counter() - start
+    print(json.dumps([elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)]), flush=True)
+"""
+
+
+class Launcher:
+    """Starts the timed commands from a small process of its own.
+
+    Why not from here: Linux carries the RSS high-water mark of the address space a process had
+    before ``exec`` into its ``ru_maxrss``, and a child forked (or vforked) from the bench holds
+    the bench's address space, the server's payload included, so every child would report the
+    bench's size. The launcher is started before the payload is built and stays near 10 MiB: that
+    is the floor of the figures (:attr:`floor`, printed with them).
+    """
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        self.floor = self.time(["true"], dict(os.environ), Path(os.devnull))[1]
+
+    def time(self, argv: list[str], env: dict[str, str], out: Path) -> tuple[float, int]:
+        """(wall seconds, max RSS in bytes) of one command, its stdout written to ``out``."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        err = Path(os.devnull) if out == Path(os.devnull) else out.with_suffix(".err")
+        self.process.stdin.write(orjson.dumps([argv, env, str(out), str(err)]) + b"\n")
+        self.process.stdin.flush()
+        elapsed, maxrss_kib, code = orjson.loads(self.process.stdout.readline())
+        if code != 0:
+            raise RuntimeError(f"{argv[0]} {argv[1]} exited {code}: {err.read_text(errors='replace')[-300:]}")
+        return float(elapsed), int(maxrss_kib) * 1024
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(10)
+
+
+def _commands(config: str, cache: str) -> dict[str, list[str]]:
+    hpctop = [sys.executable, "-m", "hpctop", "jobs", "--kubeconfig", config, "-a"]
+    kubectl = [KUBECTL, "--kubeconfig", config, "--cache-dir", cache, "get", "pods", "-A"]
+    return {
+        "hpctop json": [*hpctop, "-o", "json"],
+        "kubectl json": [*kubectl, "-o", "json"],
+        "hpctop table": hpctop,
+        "kubectl table": kubectl,
+    }
+
+
+def _check_outputs(outputs: dict[str, bytes], pods: int) -> None:
+    """The warm-up's outputs hold every pod: hpctop's jobs (one pod each), kubectl's items / rows."""
+    jobs = orjson.loads(outputs["hpctop json"])
+    jobs = jobs.get("jobs", jobs) if isinstance(jobs, dict) else jobs
+    items = orjson.loads(outputs["kubectl json"])["items"]
+    table_lines = outputs["hpctop table"].count(b"\n") - 1, outputs["kubectl table"].count(b"\n") - 1
+    if (len(jobs), len(items), *table_lines) != (pods,) * 4:
+        raise RuntimeError(f"outputs hold {len(jobs)} / {len(items)} / {table_lines} rows, expected {pods}")
+
+
+def measure(launcher: Launcher, pods: int, repeats: int) -> tuple[dict[str, list[tuple[float, int]]], int]:
+    """Every (seconds, max RSS) per side at ``pods`` pods, interleaved; and the bytes of the pods."""
+    with tempfile.TemporaryDirectory() as tmp, PeerServer(pods) as server:
+        server.prebuild()
+        root = Path(tmp)
+        config = kubeconfig(root, server.url)
+        env = dict(os.environ, HOME=tmp, XDG_CONFIG_HOME=tmp, XDG_CACHE_HOME=tmp, HPCTOP_NO_CACHE="1")
+        env.pop("KUBECONFIG", None)
+        commands = _commands(config, str(root / "kubecache"))
+        outputs = {}
+        warm: dict[str, list[tuple[float, int]]] = {}
+        for name, argv in commands.items():  # warm-up, untimed: discovery cache, page cache, checks
+            warm[name] = [launcher.time(argv, env, root / "out")]
+            outputs[name] = (root / "out").read_bytes()
+        _check_outputs(outputs, pods)
+        if repeats == 0:  # smoke size: the warm-up's figures (a cold discovery cache for kubectl)
+            return warm, server.size
+        results: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
+        for _ in range(repeats):
+            for name, argv in commands.items():
+                results[name].append(launcher.time(argv, env, root / "out"))
+        return results, server.size
+
+
+def _median(values: list[tuple[float, int]]) -> tuple[float, float]:
+    return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+
+
+def run(*args: int) -> Verdict:
+    """``run(size, ..., repeats)``: the sizes in pods, then the repeats per size."""
+    *sizes, repeats = args
+    if shutil.which(KUBECTL) is None:
+        return Verdict.cannot_run("P8 peer", "kubectl is not installed (apt-get install kubectl)")
+    launcher = Launcher()  # first, while this process is small (see Launcher)
+    try:
+        measured = [(pods, *measure(launcher, pods, repeats)) for pods in sizes]
+    finally:
+        launcher.close()
+    lines = []
+    per_pod: dict[str, list[float]] = {"hpctop json": [], "hpctop table": []}
+    speedups = []
+    for pods, results, size in measured:
+        m = {name: _median(values) for name, values in results.items()}
+        for form in ("json", "table"):
+            (ht, hr), (kt, kr) = m[f"hpctop {form}"], m[f"kubectl {form}"]
+            speedups.append(kt / ht)
+            per_pod[f"hpctop {form}"].append(ht / pods)
+            lines.append(
+                f"  {pods:>7,} pods ({size / 2**20:,.0f} MiB) {form:<5}:"
+                f" hpctop {ht:6.2f} s {hr / 2**20:7,.0f} MiB | kubectl {kt:6.2f} s {kr / 2**20:7,.0f} MiB"
+                f" | {ratio(kt / ht, 1)} faster, {ratio(kr / hr, 1)} less memory"
+            )
+    growth = ""
+    if len(sizes) > 1:
+        parts = [
+            f"{name} {1e6 * costs[0]:.0f} -> {1e6 * costs[-1]:.0f} us/pod ({ratio(costs[-1] / costs[0], 1)})"
+            for name, costs in per_pod.items()
+        ]
+        growth = f"; cost per pod {sizes[0]:,} -> {sizes[-1]:,}: " + ", ".join(parts)
+    print("\n".join(lines), file=sys.stderr)
+    worst = min(speedups)
+    return Verdict(
+        "P8 peer",
+        f"hpctop {ratio(worst, 1)}-{ratio(max(speedups), 1)} as fast as kubectl get pods -A (json, table)",
+        worst > 1.0,
+        f"{', '.join(f'{s:,}' for s in sizes)} pods, medians of {repeats or 'the warm-up, 1'}"
+        " interleaved, RSS floor"
+        f" {launcher.floor / 2**20:.0f} MiB{growth}; goal: faster at every size",
+    )
+
+
+if __name__ == "__main__":
+    numbers = [int(a) for a in sys.argv[1:]] or [10_000, 50_000, 100_000, 3]
+    print(run(*numbers).line())

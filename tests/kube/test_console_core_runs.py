@@ -1,0 +1,142 @@
+"""When the live console runs the scheduling core (issue 16): once per change, never per tick.
+
+Two costs measured on big clusters are gone and these tests count core runs to keep them gone:
+
+- a quiet cluster re-ran the whole core every 5 s with nothing changed (17 % of a core idle at 50k
+  pods): now a tick with nothing changed only moves the result's ``now`` on, and the core re-runs
+  on a quiet cluster once per ``IDLE_REFRESH`` (60 s, for what the core derives from the clock);
+- during the initial sync the tick worker re-ran the core on each partial store (30 % of a cold
+  start): now the rows show while the lists stream in and the core's first run is after the last
+  first list.
+
+The whole live path runs: a kubeconfig read by the real loader, real HTTP to the fake API server,
+the reflectors in the session's own thread. The console's tick is what reads ``snapshot``; the
+tests read it the same way, with the session's clock under their control where time matters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hpctop.runtime.live_console import IDLE_REFRESH, LiveConsoleSession
+from hpctop.sources.kube.connection import Connection, load_connection
+from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState
+from hpctop.sources.kube.resources import NODES as NODE_SPEC
+from hpctop.sources.kube.resources import PODS as POD_SPEC
+from hpctop.sources.kube.transport import KubeClient
+from tests.kube.fakeserver import NODES, PODS, FakeApiServer
+from tests.model_fixtures import node, pod
+
+TICK = 0.5  # the console's tick (real seconds)
+SETTINGS = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
+
+
+class Clock:
+    """The session's wall clock, moved by the test."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+def seed(fake: FakeApiServer, pods: int) -> None:
+    for n in range(2):
+        fake.upsert(NODES, node(f"n{n}"))
+    for i in range(pods):
+        fake.upsert(PODS, pod(f"p{i:03d}", phase="Pending", gpus=1))
+
+
+async def test_quiet_cluster_runs_the_core_once_per_change_not_per_tick(
+    fake: FakeApiServer, kubeconfig: Path
+) -> None:
+    seed(fake, 20)
+    clock = Clock(1_000_000.0)
+    connection = await load_connection(str(kubeconfig))
+    session = LiveConsoleSession(
+        connection, resources=[POD_SPEC, NODE_SPEC], settings=SETTINGS, clock=clock, min_refresh=0.0
+    )
+    session.start()
+    try:
+        await until(lambda: session.synced, what="the first lists")
+        assert len(session.snapshot.pods) == 20
+        assert session.schedule_runs == 1
+        # a quiet minute of ticks: no core run, but the result's clock follows the wall clock
+        ticks = int(IDLE_REFRESH / TICK) - 2
+        for _ in range(ticks):
+            clock.t += TICK
+            session.snapshot  # noqa: B018 -- the tick's read
+            assert session.result.now == clock.t
+        assert session.schedule_runs == 1, f"{session.schedule_runs - 1} core runs in {ticks} quiet ticks"
+        # what the core derives from the clock is refreshed, slowly
+        clock.t += 2 * TICK
+        session.snapshot  # noqa: B018
+        assert session.schedule_runs == 2
+        # a change is one core run, however often the view is read after it
+        version = session.store.version
+        fake.upsert(PODS, pod("p-new", phase="Pending", gpus=1))
+        await until(lambda: session.store.version != version, what="the new pod's event")
+        for _ in range(5):
+            clock.t += TICK
+            session.snapshot  # noqa: B018
+        assert session.schedule_runs == 3
+        assert ("team-a", "p-new") in session.snapshot.pods
+        assert session.result.plans.get(next(iter(session.snapshot.jobs))) is not None
+    finally:
+        session.close()
+
+
+async def test_no_core_run_on_a_half_synced_store_rows_show_while_listing(
+    fake: FakeApiServer, kubeconfig: Path
+) -> None:
+    seed(fake, 20)
+    fake.list_stalls[NODES] = 1  # the node list hangs until the client's read timeout ends it
+
+    def client(conn: Connection) -> KubeClient:
+        return KubeClient(conn, read_timeout=1.5)
+
+    connection = await load_connection(str(kubeconfig))
+    session = LiveConsoleSession(
+        connection,
+        resources=[POD_SPEC, NODE_SPEC],
+        settings=SETTINGS,
+        client_factory=client,
+        min_refresh=0.0,
+    )
+    session.start()
+    try:
+        await until(
+            lambda: "Pod" in session.statuses and session.statuses["Pod"].state is ReflectorState.SYNCED,
+            what="the pod list",
+        )
+        assert fake.stalled_lists == 1 and not session.statuses["Node"].synced_once
+        ticks = 0
+        while not session.statuses["Node"].synced_once:  # the ticks of the half-synced store
+            assert len(session.snapshot.pods) == 20  # the rows are shown while listing
+            ticks += 1
+            await asyncio.sleep(0.1)
+        assert ticks >= 5, "the node list was not held up long enough to see ticks during it"
+        assert session.schedule_runs == 0, f"{session.schedule_runs} core runs on a half-synced store"
+        assert session.result.plans == {}
+        # the last first list ended: the next read is the core's first run, on the whole store
+        await until(lambda: session.synced, what="the node list after its retry")
+        assert len(session.snapshot.nodes) == 2
+        assert session.schedule_runs == 1
+        key = next(iter(session.snapshot.jobs))
+        assert session.result.plans.get(key) is not None
+        session.snapshot  # noqa: B018
+        assert session.schedule_runs == 1
+    finally:
+        session.close()
