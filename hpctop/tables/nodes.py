@@ -23,15 +23,39 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hpctop.model.jobs import NODE_SERVICE_KINDS
 from hpctop.model.objects import Node
 from hpctop.model.quantity import format_bytes
 from hpctop.model.resources import MIG_PREFIX, Resources
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tables.fmt import from_milli, hostlist
+from hpctop.tables.keys import (
+    GPU_CSV_KEYS,
+    GPU_SORT_KEYS,
+    NODE_CSV_KEYS,
+    NODE_SORT_KEYS,
+    SUMMARY_CSV_KEYS,
+    SUMMARY_SORT_KEYS,
+)
 from hpctop.tables.render import Column, Row, number
 
 NO_PARTITION = "(none)"
+
+__all__ = [
+    "GPU_COLUMNS",
+    "GPU_CSV_KEYS",
+    "GPU_SORT_KEYS",
+    "NODE_COLUMNS",
+    "NODE_CSV_KEYS",
+    "NODE_SORT_KEYS",
+    "SUMMARY_COLUMNS",
+    "SUMMARY_CSV_KEYS",
+    "SUMMARY_SORT_KEYS",
+    "gpu_rows",
+    "node_rows",
+    "summary_rows",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +63,9 @@ class NodeUsage:
     node: Node
     allocated: Resources
     pods: int
+    #: bound pods that are work, not node services (DaemonSet pods run on every node, cordoned
+    #: or not, and never keep a cordoned node draining)
+    work_pods: int | None = None
 
     @property
     def state(self) -> str:
@@ -47,7 +74,8 @@ class NodeUsage:
             return "down"
         busy = not alloc.is_zero()
         if node.unschedulable:
-            return "drng" if busy else "drain"
+            working = busy if self.work_pods is None else self.work_pods > 0
+            return "drng" if working else "drain"
         if node.gpu.count > 0:
             full = alloc.gpu >= node.gpu.milli_total
         else:
@@ -63,12 +91,14 @@ def node_usage(snapshot: Snapshot) -> dict[str, NodeUsage]:
     for name in sorted(snapshot.nodes):
         node = snapshot.nodes[name]
         alloc = Resources()
-        count = 0
+        count = work = 0
         for pod in snapshot.pods_on(name):
             if pod.holds_resources:
                 alloc = alloc + pod.requests
                 count += 1
-        out[name] = NodeUsage(node, alloc, count)
+                if pod.owner is None or pod.owner.kind not in NODE_SERVICE_KINDS:
+                    work += 1
+        out[name] = NodeUsage(node, alloc, count, work)
     return out
 
 
@@ -91,25 +121,6 @@ def _mig(node: Node, alloc: Resources) -> dict[str, dict[str, int]]:
 
 
 # -- nodes -------------------------------------------------------------------------------------
-
-NODE_CSV_KEYS = (
-    "node",
-    "partition",
-    "state",
-    "cpus_alloc",
-    "cpus_total",
-    "memory_alloc",
-    "memory_total",
-    "gpus_alloc",
-    "gpus_total",
-    "gpu_model",
-    "gpu_memory_mib",
-    "gpu_sharing",
-    "pods",
-    "ready",
-    "schedulable",
-)
-NODE_SORT_KEYS = tuple(sorted(NODE_CSV_KEYS))
 
 
 def node_rows(
@@ -153,23 +164,6 @@ def node_rows(
             row["mig"] = mig
         rows.append(row)
     return rows
-
-
-SUMMARY_CSV_KEYS = (
-    "partition",
-    "avail",
-    "state",
-    "nodes",
-    "nodelist",
-    "cpus_alloc",
-    "cpus_total",
-    "memory_alloc",
-    "memory_total",
-    "gpus_alloc",
-    "gpus_total",
-    "gpu_models",
-)
-SUMMARY_SORT_KEYS = tuple(sorted(SUMMARY_CSV_KEYS))
 
 
 def summary_rows(
@@ -266,24 +260,11 @@ SUMMARY_COLUMNS = (
     Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
     Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
     Column("gpu_models", "GPU_MODEL"),
-    Column("nodelist", "NODELIST", "left", _nodelist),
+    Column("nodelist", "NODELIST", "left", _nodelist, width=NODELIST_WIDTH),
 )
 
 
 # -- gpus --------------------------------------------------------------------------------------
-
-GPU_CSV_KEYS = (
-    "partition",
-    "model",
-    "nodes",
-    "total",
-    "allocated",
-    "free",
-    "unavailable",
-    "memory_mib",
-    "sharing",
-)
-GPU_SORT_KEYS = tuple(sorted(GPU_CSV_KEYS))
 
 
 def gpu_rows(

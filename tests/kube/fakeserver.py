@@ -159,9 +159,19 @@ QUEUE_STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 KUEUE_GUARDED_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 #: ConfigMaps: YuniKorn's queues.yaml lives in one (``yunikorn-configs``), which hpctop patches
 CONFIGMAPS = Res("ConfigMap", "", "v1", "configmaps", True)
+#: read-only kinds of the live-truth corpus (tests/test_live_truth.py): served for lists only
+WORKLOADS_V1BETA1 = Res("Workload", "kueue.x-k8s.io", "v1beta1", "workloads", True)
+RESOURCE_FLAVORS = Res("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False)
+VOLCANO_PODGROUPS = Res("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True)
+VOLCANO_QUEUES = Res("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
+TRAINJOBS = Res("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", True)
+DAEMONSETS = Res("DaemonSet", "apps", "v1", "daemonsets", True)
+READ_ONLY: tuple[Res, ...] = (
+    WORKLOADS_V1BETA1, RESOURCE_FLAVORS, VOLCANO_PODGROUPS, VOLCANO_QUEUES, TRAINJOBS, DAEMONSETS,
+)  # fmt: skip
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
-    CONFIGMAPS,
+    CONFIGMAPS, *READ_ONLY,
 )  # fmt: skip
 #: what the tiny Volcano controller makes of a Command's action: the vcjob's next status.state.phase
 VOLCANO_PHASES = {
@@ -406,6 +416,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
     yunikorn_validate: bool = True
     #: the configs YuniKorn was asked to validate, parsed, in order
     yunikorn_validated: list[Any] = attrs.field(factory=list, init=False)
+    #: the next this-many list requests of a resource never get an answer (a stalled API server)
+    list_stalls: dict[Res, int] = attrs.field(factory=dict, init=False)
+    #: list requests that arrived and were left unanswered by :attr:`list_stalls`
+    stalled_lists: int = attrs.field(default=0, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -1365,6 +1379,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
         res = self._by_plural(request.resource)
         if res is None:
             raise kmock.KubernetesResourceNotFoundError()
+        if self.list_stalls.get(res, 0) > 0:
+            self.list_stalls[res] -= 1
+            self.stalled_lists += 1
+            await asyncio.Event().wait()  # never answered; the client's read timeout must end it
         limit = int(request.params.get("limit") or 0)
         token = request.params.get("continue")
         if token:
