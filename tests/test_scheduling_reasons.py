@@ -107,8 +107,8 @@ def test_only_the_first_blocked_job_of_a_partition_reads_resources() -> None:
     first = job("first", gpu=8000, priority=100, time_limit=600)
     behind = job("behind", gpu=8000, priority=10, time_limit=600)
     result = schedule(snapshot([node("n1")], [first, behind], [busy]), Policy(), NOW)
-    assert result.plans[first.key].reason is not None
-    assert result.plans[first.key].reason.code == ReasonCode.RESOURCES
+    first_reason = result.plans[first.key].reason
+    assert first_reason is not None and first_reason.code == ReasonCode.RESOURCES
     reason = result.plans[behind.key].reason
     assert reason is not None and reason.code == ReasonCode.PRIORITY
     assert "first" in reason.message
