@@ -12,7 +12,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import p1_decode, p2_memory, p3_watch, p4_cold, p5_view, p6_core, p7_sim
+from bench import p1_decode, p2_memory, p3_watch, p4_cold, p5_view, p6_core, p7_sim, shell
 from bench.common import Verdict
 
 #: arguments of each benchmark's ``run`` per size
@@ -63,6 +63,7 @@ NAMES = {
     "P6": "P6 core",
     "P7": "P7 simulation",
 }
+shell.register(SIZES, RUNS, NAMES)  # S1: shell answers, issue 15
 
 
 def run_one(goal: str, size: str) -> Verdict:

@@ -9,7 +9,7 @@ visible lines rendered (``render_line`` for every line of the widget), after ``D
 deferred work (its idle handler, which re-measures after adds) has run:
 
 - **first paint**: the jobs pane's ``set_rows`` (filter, sort, size) vs ``add_rows`` of every row;
-- **sort**: ``sort_by`` a column vs ``DataTable.sort`` on it (USER, then ID). The pane keeps the
+- **sort**: ``sort_by`` a column vs ``DataTable.sort`` on it (USER, then JOB). The pane keeps the
   orders it sorted by and carries them across publishes (``hpctop.tui.jobindex``), so it is timed
   twice: *cold*, the first sort on a column after a full load (a real sort of every row), and
   *warm*, sorting again by a column used before after a publish changed 0.2 % of the rows (what
@@ -105,7 +105,7 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             timed("hpctop paint", start)
             current = rows
             for name in ("sort cold", "sort cold", "sort", "sort"):
-                column = "USER" if len(times[f"hpctop {name}"]) % 2 == 0 else "ID"
+                column = "USER" if len(times[f"hpctop {name}"]) % 2 == 0 else "JOB"
                 if name == "sort":
                     current = _churn(current, rng)
                     pane.set_rows(current, now)
@@ -125,7 +125,7 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             await settle()
             _paint(table)
             timed("datatable paint", start)
-            for column in ("USER", "ID"):
+            for column in ("USER", "JOB"):
                 start = time.perf_counter()
                 table.sort(keys[COLUMN_NAMES.index(column)])
                 await settle()

@@ -27,11 +27,13 @@ The cycle pauses the cyclic GC while it runs (``core.schedule``), so the figures
 collection of the snapshot's heap.
 
 The naive reference is what one writes without indexes: every pending job in priority order
-(QoS, then age), each member first-fit over *all* nodes (label and GPU-model checks per node),
-gangs all-or-nothing on a scratch copy, no partitions, no fair share, no backfill, no reasons.
-A full scan per blocked job makes it O(pending x nodes), so at the full size it is run on a
-sample of the pending jobs (the first ``REFERENCE_JOBS`` in its order) and its time scaled up
-linearly - stated in the output. The ratio is hpctop's cycle over that estimate.
+(QoS, then age), each member first-fit over the nodes (label and GPU-model checks per node),
+gangs all-or-nothing, no partitions, no fair share, no backfill, no reasons. It is the best
+simple version, not a strawman: nodes are grouped by GPU model once, and a gang that does not
+fit is rolled back from an undo log (the first version copied every node's free vector for
+every job, 7.9x slower at the full size). It runs on **all** pending jobs at the reported size,
+timed, never scaled; its answer is asserted equal to the copying version's on the first
+``CHECK_JOBS`` jobs (where that one is affordable).
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ LEAVES = (
     "root.batch",
 )
 CLASSES = (PriorityClass("low", 100), PriorityClass("normal", 1000), PriorityClass("high", 10_000))
-#: pending jobs the naive reference is timed on at most (its time is scaled to all of them)
-REFERENCE_JOBS = 2_000
+#: pending jobs on which the undo-log reference is checked against the copying one
+CHECK_JOBS = 500
 
 
 def _node(i: int, rng: random.Random) -> Node:
@@ -339,6 +341,62 @@ def reference(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
     return len(pending), placed
 
 
+def reference_undo(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
+    """The same first fit as :func:`reference`, with nodes grouped by GPU model and an undo log."""
+    free: dict[str, list[int]] = {}
+    for node in sorted(snap.nodes.values(), key=lambda n: n.name):
+        if node.schedulable:
+            a = node.allocatable
+            free[node.name] = [a.cpu, a.memory, a.gpu]
+    for pod in snap.pods.values():
+        if pod.node_name in free and pod.phase == "Running":
+            f = free[pod.node_name]
+            f[0] -= pod.requests.cpu
+            f[1] -= pod.requests.memory
+            f[2] -= pod.requests.gpu
+    every: list[list[int]] = []
+    by_product: dict[str, list[list[int]]] = {}
+    for name, node in snap.nodes.items():  # the copying version's node order
+        found = free.get(name)
+        if found is not None:
+            every.append(found)
+            by_product.setdefault(node.labels.get(PRODUCT_LABEL, ""), []).append(found)
+    pending = [j for j in snap.jobs.values() if j.state == JobState.PENDING]
+    pending.sort(key=lambda j: (-(j.priority_value or 0), j.submit_time, j.key))
+    if limit is not None:
+        pending = pending[:limit]
+    placed = 0
+    for job in pending:
+        if job.gpu_models:
+            candidates = [f for product, fs in by_product.items() if product in job.gpu_models for f in fs]
+            order = {id(f): i for i, f in enumerate(every)}
+            candidates.sort(key=lambda f: order[id(f)])
+        else:
+            candidates = every
+        cpu, memory, gpu = job.per_member.cpu, job.per_member.memory, job.per_member.gpu
+        undo: list[list[int]] = []
+        ok = True
+        for _ in job.pending_pods:
+            for f in candidates:
+                if f[0] >= cpu and f[1] >= memory and f[2] >= gpu:
+                    f[0] -= cpu
+                    f[1] -= memory
+                    f[2] -= gpu
+                    undo.append(f)
+                    break
+            else:
+                ok = False
+                break
+        if ok:
+            placed += 1
+        else:
+            for f in undo:
+                f[0] += cpu
+                f[1] += memory
+                f[2] += gpu
+    return len(pending), placed
+
+
 # -- the benchmark -------------------------------------------------------------------------------
 
 
@@ -347,7 +405,9 @@ def run(nodes: int, pending: int, repeats: int = 3) -> Verdict:
     after = one_event(snap)
     pol = policy()
     pending_jobs = sum(1 for j in snap.jobs.values() if j.state == JobState.PENDING)
-    sample = min(pending_jobs, REFERENCE_JOBS)
+    check = min(pending_jobs, CHECK_JOBS)
+    assert reference_undo(snap, check) == reference(snap, check), "the two naive references disagree"
+    naive_answer = reference_undo(snap)
     cold: list[float] = []
     warm: list[float] = []
     event: list[float] = []
@@ -365,25 +425,28 @@ def run(nodes: int, pending: int, repeats: int = 3) -> Verdict:
         t2 = time.perf_counter()
         schedule(after, pol, NOW, memo=memo)
         t3 = time.perf_counter()
-        reference(snap, sample)
+        assert reference_undo(snap) == naive_answer
         t4 = time.perf_counter()
         cold.append(t1 - t0)
         warm.append(t2 - t1)
         event.append(t3 - t2)
-        ref.append((t4 - t3) * pending_jobs / sample)
+        ref.append(t4 - t3)
     assert result is not None
     full, hot, one = statistics.median(cold), statistics.median(warm), statistics.median(event)
     naive = statistics.median(ref)
-    scaled = "" if sample == pending_jobs else f", naive timed on {sample:,} jobs and scaled"
-    cycle_ok, event_ok = full <= 1.0, one <= 50e-6
+    naive_note = (
+        f", naive first fit (undo log) timed on all {pending_jobs:,} jobs, placed {naive_answer[1]:,}"
+    )
+    cycle_ok, event_ok, naive_ok = full <= 1.0, one <= 50e-6, full < naive
     return Verdict(
         "P6 core",
-        f"cycle {full:.3f} s ({ratio(naive / full)} naive), warm {hot:.3f} s,"
+        f"cycle {full:.3f} s vs naive {naive:.3f} s ({ratio(naive / full)}), warm {hot:.3f} s,"
         f" 1 event {one * 1e6:,.0f} us (a warm decision cycle)",
-        cycle_ok and event_ok,
-        f"{nodes:,} nodes x {pending:,} pending pods, {len(result.placements):,} placed{scaled};"
+        cycle_ok and event_ok and naive_ok,
+        f"{nodes:,} nodes x {pending:,} pending pods, {len(result.placements):,} placed{naive_note};"
         f" cycle CPU {statistics.median(cpu):.3f} s;"
-        f" goal cycle <= 1 s (met: {cycle_ok}), event <= 50 us (met: {event_ok};"
+        f" goal cycle <= 1 s (met: {cycle_ok}), faster than naive (met: {naive_ok}),"
+        f" event <= 50 us (met: {event_ok};"
         " no incremental decision path: an event costs a cycle)",
     )
 

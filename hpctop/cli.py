@@ -19,6 +19,8 @@ when it is started, so the tables never load Textual.
 from __future__ import annotations
 
 import argparse
+import io
+import logging
 import math
 import os
 import sys
@@ -28,15 +30,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
 
 from hpctop import __version__
-from hpctop.config import Settings, load_settings, read_only_for, save_theme
 from hpctop.errors import HpctopError, UsageError
-from hpctop.model.policy import Policy
-from hpctop.model.store import Snapshot
-from hpctop.scheduling.types import ScheduleResult
-from hpctop.tables import jobs as jobs_table
-from hpctop.tables import nodes as nodes_table
-from hpctop.tables import prio as prio_table
-from hpctop.tables import queues as queues_table
+from hpctop.sanitize import DETAIL_CAP, sanitize_display, sanitize_line
+from hpctop.tables import keys as table_keys
 from hpctop.tables.render import FORMATS, Column, Row, render
 from hpctop.tables.select import (
     NODE_STATE_ALIASES,
@@ -49,8 +45,37 @@ from hpctop.tables.select import (
 )
 
 if TYPE_CHECKING:
+    from hpctop.config import Settings
+    from hpctop.model.policy import Policy
+    from hpctop.model.store import Snapshot
     from hpctop.runtime.live_console import LiveConsoleSession
+    from hpctop.scheduling.types import ScheduleResult
     from hpctop.tui.app import HpctopApp
+
+
+def _warn(message: str) -> None:
+    """One line on stderr, sanitised: server messages and notes carry cluster text (issue 12)."""
+    print(sanitize_line(message), file=sys.stderr)
+
+
+class _SanitizedStderr(logging.Handler):
+    """Python's last-resort log handler (warnings to stderr when nothing is configured), sanitised.
+
+    A library's warning quotes what the server said (a reflector's retry, the kubernetes client):
+    it reaches the terminal through this handler, so it goes through the same sanitiser.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = sanitize_display(self.format(record), keep_newlines=True, cap=DETAIL_CAP)
+            sys.stderr.write(text + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+def _sanitize_log_output() -> None:
+    if not isinstance(logging.lastResort, _SanitizedStderr):
+        logging.lastResort = _SanitizedStderr(logging.WARNING)
 
 
 class SessionLike(Protocol):
@@ -130,6 +155,13 @@ def _source_options() -> _Parser:
         help="advance the virtual clock this far first (t=0 is 2026-01-01T00:00:00Z)",
     )
     opts.add_argument("--config", metavar="PATH", default=quiet, help="config file (default: XDG location)")
+    opts.add_argument(
+        "--no-cache",
+        action="store_true",
+        default=quiet,
+        help="tables: neither read nor keep the demo's or scenario's answer in the cache "
+        "(also HPCTOP_NO_CACHE=1)",
+    )
     opts.add_argument(
         "--replay",
         metavar="FILE",
@@ -213,7 +245,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
 
     jobs = commands.add_parser(
         "jobs",
-        parents=[source, _output_options(_sort_help(jobs_table.SORT_KEYS))],
+        parents=[source, _output_options(_sort_help(table_keys.JOB_SORT_KEYS))],
         help="jobs, like squeue",
         description="Jobs, like squeue. Finished jobs are left out unless --all or --state asks for them.",
     )
@@ -223,7 +255,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
 
     prio = commands.add_parser(
         "prio",
-        parents=[source, _output_options(_sort_help(prio_table.SORT_KEYS))],
+        parents=[source, _output_options(_sort_help(table_keys.PRIO_SORT_KEYS))],
         help="pending jobs' priority factors, like sprio",
         description="Priority of pending jobs, like sprio: weighted factors and the total.",
     )
@@ -233,7 +265,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
 
     queues = commands.add_parser(
         "queues",
-        parents=[source, _output_options(_sort_help(queues_table.SORT_KEYS))],
+        parents=[source, _output_options(_sort_help(table_keys.QUEUE_SORT_KEYS))],
         help="the queue tree with quotas and fair share, like sshare",
         description="The queue tree, like sshare: guaranteed, used and maximum GPUs, jobs and fair share.",
     )
@@ -247,9 +279,9 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
         ("gpus", _cmd_gpus, "GPUs per partition and model: total, allocated, free, MIG"),
     ):
         keys = (
-            nodes_table.GPU_SORT_KEYS
+            table_keys.GPU_SORT_KEYS
             if name == "gpus"
-            else tuple(sorted({*nodes_table.SUMMARY_SORT_KEYS, *nodes_table.NODE_SORT_KEYS}))
+            else tuple(sorted({*table_keys.SUMMARY_SORT_KEYS, *table_keys.NODE_SORT_KEYS}))
         )
         sub = commands.add_parser(
             name,
@@ -353,6 +385,8 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from hpctop.config import load_settings  # pydantic: not for --help and version
+
     overrides = {
         "seed": getattr(args, "seed", None),
         "speed": getattr(args, "speed", None),
@@ -388,10 +422,9 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         replay_session = ReplaySession(Path(replay).expanduser(), speed=getattr(args, "speed", None) or 1.0)
         replay_session.advance_to_elapsed(float(getattr(args, "at", 0.0)))
         if replay_session.skipped_lines:
-            print(
+            _warn(
                 f"hpctop: note: {replay_session.skipped_lines} line(s) of the recording skipped "
-                "(cut off or malformed)",
-                file=sys.stderr,
+                "(cut off or malformed)"
             )
         return replay_session
     if live:
@@ -401,10 +434,13 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
 
         namespaces = split_list(getattr(args, "namespace", None))
         view = read_cluster(
-            kubeconfig, context, namespaces[0] if len(namespaces) == 1 else settings.namespace
+            kubeconfig,
+            context,
+            namespaces[0] if len(namespaces) == 1 else settings.namespace,
+            request_timeout=settings.request_timeout,
         )
         for note in view.notes:
-            print(f"hpctop: note: {note}", file=sys.stderr)
+            _warn(f"hpctop: note: {note}")
         return view
     at = float(getattr(args, "at", 0.0))
     module = _session_module()
@@ -462,6 +498,8 @@ def _users(args: argparse.Namespace, settings: Settings) -> list[str]:
 
 
 def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from hpctop.tables import jobs as jobs_table
+
     states = parse_job_states(args.state)
     sort_rows([], args.sort, jobs_table.SORT_KEYS)  # a bad field fails before the cluster is built
     session = open_session(args, settings)
@@ -481,10 +519,12 @@ def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     return 0
 
 
-_PRIO_ALIASES = {f: f"weighted.{f}" for f in prio_table.FACTORS if f != "partition"}
+_PRIO_ALIASES = {f: f"weighted.{f}" for f in table_keys.PRIO_FACTORS if f != "partition"}
 
 
 def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from hpctop.tables import prio as prio_table
+
     states = parse_job_states(args.state)
     sort_rows([], args.sort, prio_table.SORT_KEYS, _PRIO_ALIASES)
     session = open_session(args, settings)
@@ -505,6 +545,8 @@ def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 
 def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from hpctop.tables import queues as queues_table
+
     states = parse_choices(args.state, QUEUE_STATES, "queue state")
     sort_rows([], args.sort, queues_table.SORT_KEYS)
     session = open_session(args, settings)
@@ -515,6 +557,8 @@ def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
 
 def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from hpctop.tables import nodes as nodes_table
+
     states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
     keys = nodes_table.NODE_SORT_KEYS if args.per_node else nodes_table.SUMMARY_SORT_KEYS
     sort_rows([], args.sort, keys)
@@ -534,6 +578,8 @@ def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 
 
 def _cmd_gpus(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from hpctop.tables import nodes as nodes_table
+
     states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
     sort_rows([], args.sort, nodes_table.GPU_SORT_KEYS)
     session = open_session(args, settings)
@@ -581,6 +627,66 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     return 0
 
 
+#: the table commands whose answer on a simulated cluster is deterministic, hence cacheable
+_CACHED_COMMANDS = frozenset({"jobs", "prio", "queues", "nodes", "gpus"})
+
+
+def _cache_request(args: argparse.Namespace, settings: Settings) -> dict[str, object] | None:
+    """What a table's answer depends on, when it may come from the cache (else None).
+
+    Only the simulated clusters are deterministic: a live cluster or a replay is never cached. The
+    request holds every argument and every setting (config file, environment) and a scenario
+    file's content, so anything that could change the answer changes the key.
+    """
+    if args.command not in _CACHED_COMMANDS or getattr(args, "no_cache", False):
+        return None
+    if _is_live(args) or getattr(args, "replay", None) is not None:
+        return None
+    from hpctop.tables import cache
+
+    if cache.disabled():
+        return None
+    request: dict[str, object] = {
+        "args": {k: v for k, v in sorted(vars(args).items()) if k not in ("handler", "no_cache")},
+        "settings": settings.model_dump(mode="json"),
+    }
+    scenario = getattr(args, "scenario", None)
+    if scenario is not None:
+        import hashlib
+
+        try:
+            request["scenario_sha256"] = hashlib.sha256(Path(scenario).expanduser().read_bytes()).hexdigest()
+        except OSError:
+            return None  # the command itself says what is wrong with the file
+    return request
+
+
+def _answer(
+    handler: Callable[[argparse.Namespace, Settings, TextIO], int],
+    args: argparse.Namespace,
+    settings: Settings,
+    out: TextIO,
+) -> int:
+    """Run a command; a table of a simulated cluster is read from (or kept in) the answer cache."""
+    request = _cache_request(args, settings)
+    if request is None:
+        return handler(args, settings, out)
+    from hpctop.tables import cache
+
+    key = cache.make_key(request)
+    answer = cache.load(key)
+    if answer is None:
+        buffer = io.StringIO()
+        code = handler(args, settings, buffer)
+        answer = buffer.getvalue()
+        if code != 0:
+            out.write(answer)
+            return code
+        cache.store(key, answer)
+    out.write(answer)
+    return 0
+
+
 def _read_only_flag(args: argparse.Namespace) -> bool | None:
     """True when ``--read-only`` was given, else None (no flag turns writes on)."""
     return True if getattr(args, "read_only", None) is True else None
@@ -595,6 +701,7 @@ def _connect_console(args: argparse.Namespace, settings: Settings) -> LiveConsol
     known once the kubeconfig is loaded, so the first connection is read-only (fail closed); it is
     replaced by a writable one, pinned to that context, only if the resolution allows writes.
     """
+    from hpctop.config import read_only_for
     from hpctop.runtime.live_console import LiveConsoleSession
 
     kubeconfig, context, namespace = _live_target(args, settings)
@@ -653,13 +760,12 @@ def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
         what = f"{until:g} virtual seconds of {source} (seed {seed})"
     else:
         kubeconfig, context, namespace = _live_target(args, settings)
-        print("hpctop: recording; stop with Ctrl-C", file=sys.stderr)
+        _warn("hpctop: recording; stop with Ctrl-C")
         stats = recording.record_live(path, kubeconfig, context, namespace, duration=args.duration)
         what = f"{stats.seconds:.0f}s of {'context ' + context if context else 'the current context'}"
-    print(
+    _warn(
         f"hpctop: recorded {stats.events} events ({stats.bytes / 1024:.0f} KiB before compression), "
-        f"{what}, to {path}",
-        file=sys.stderr,
+        f"{what}, to {path}"
     )
     return 0
 
@@ -672,6 +778,8 @@ def _cmd_schedule(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
             "some contexts are read-only in the config ([contexts.NAME] read_only = true), and the "
             "current context is only known once connected: name the context with --context"
         )
+    from hpctop.config import read_only_for
+
     if read_only_for(settings, context, _read_only_flag(args)):
         raise UsageError(
             "schedule binds pods, deletes the members of a gang that cannot be completed and writes "
@@ -693,7 +801,7 @@ def _cmd_schedule(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
     )
 
     def log(line: str) -> None:
-        out.write(line + "\n")
+        out.write(sanitize_line(line) + "\n")  # pod names and server messages: cluster text
         out.flush()
 
     try:
@@ -707,10 +815,12 @@ def _remember_theme(chosen: object, settings: Settings, config: str | None) -> N
     """Keep the theme picked in the console for the next start (not a one-off ``--theme``)."""
     if not isinstance(chosen, str) or not chosen or chosen == settings.theme:
         return
+    from hpctop.config import save_theme
+
     try:
         save_theme(chosen, config)
     except HpctopError as exc:  # a read-only home must not turn a clean exit into a failure
-        print(f"hpctop: could not remember the theme: {exc}", file=sys.stderr)
+        _warn(f"hpctop: could not remember the theme: {exc}")
 
 
 def _join_sort_values(argv: Sequence[str]) -> list[str]:
@@ -729,20 +839,23 @@ def _join_sort_values(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run hpctop with ``argv`` (default: the process's arguments); return the exit status."""
     prog = _prog()
+    _sanitize_log_output()
     arguments = _join_sort_values(sys.argv[1:] if argv is None else argv)
     try:
         try:
             args = build_parser(prog).parse_args(arguments)
         except SystemExit as done:  # --help and --version print and exit 0
             return done.code if isinstance(done.code, int) else 0
+        if getattr(args, "command", None) == "version":  # no settings: answers before pydantic loads
+            sys.stdout.write(f"hpctop {__version__}\n")
+            return 0
         settings = _settings(args)
         handler: Callable[[argparse.Namespace, Settings, TextIO], int] = getattr(
             args, "handler", _run_console
         )
-        return handler(args, settings, sys.stdout)
+        return _answer(handler, args, settings, sys.stdout)
     except HpctopError as exc:
-        message = " ".join(str(exc).split())
-        print(f"{prog}: {message}", file=sys.stderr)
+        _warn(f"{prog}: {exc}")  # one line; a server's message is cluster text
         return exc.exit_code
     except BrokenPipeError:  # `hpctop jobs | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -107,6 +107,10 @@ class Settings(BaseSettings):
     namespace: str | None = None
     """Namespace to show on a live cluster (default: all namespaces you may list)."""
 
+    request_timeout: float = Field(default=20.0, gt=0, le=3600)
+    """Seconds a one-shot read of a live cluster (``hpctop jobs --kubeconfig ...``) waits for the
+    API server to answer a request before failing with a clear error."""
+
     @field_validator("speed", "refresh_interval")
     @classmethod
     def _finite(cls, value: float) -> float:

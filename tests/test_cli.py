@@ -43,6 +43,7 @@ def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[str, Any
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("USER", "bob")
+    monkeypatch.setenv("HPCTOP_NO_CACHE", "1")  # the fake session's answers must not be cached
     seen: list[dict[str, Any]] = []
 
     def demo_session(seed: int = 1, at: float = 0.0, read_only: bool = False) -> FakeSession:
@@ -328,7 +329,7 @@ def test_console_theme_save_failure_is_a_warning(
     def refuse(name: str, path: object = None) -> None:
         raise ConfigError("/home/x/.config/hpctop/config.toml: cannot write (read-only file system)")
 
-    monkeypatch.setattr("hpctop.cli.save_theme", refuse)
+    monkeypatch.setattr("hpctop.config.save_theme", refuse)
     code, _, err = run(capsys)
     assert code == 0
     assert err.startswith("hpctop: could not remember the theme")

@@ -35,6 +35,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith("HPCTOP_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    # these tests check that the simulation itself is deterministic: compute, never read the
+    # answer cache (tests/test_cli_cache.py checks the cache against these computed bytes)
+    monkeypatch.setenv("HPCTOP_NO_CACHE", "1")
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -46,6 +49,7 @@ def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 def run_process(*argv: str) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HPCTOP_")}
+    env["HPCTOP_NO_CACHE"] = "1"
     return subprocess.run(
         [sys.executable, "-m", "hpctop", *argv],
         capture_output=True,

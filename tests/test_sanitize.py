@@ -106,3 +106,46 @@ def test_property_sequences_and_tags(s: str) -> None:
     assert "\x1b" not in out and "\x9b" not in out and "\x9d" not in out
     assert sanitize_display(out) == out
     assert safe_text(s).spans == []
+
+
+# -- hpctop.sanitize: the same rules for the shell's sinks, and cutting to a column ------------------
+
+
+def test_the_console_and_the_shell_share_one_sanitiser() -> None:
+    import hpctop.sanitize as shared
+    import hpctop.tui.sanitize as console
+
+    assert console.sanitize_display is shared.sanitize_display
+    assert console.has_flagged is shared.has_flagged
+    for s in PLANTED:
+        assert shared.sanitize_line(s) == shared.sanitize_display(" ".join(s.split()))
+
+
+def test_sanitize_line_is_one_line() -> None:
+    from hpctop.sanitize import sanitize_line
+
+    assert sanitize_line("a\nb\r\n\tc  d") == "a b c d"
+    assert not FORBIDDEN_STRICT.search(sanitize_line("x\x1b]0;t\x07\x85\u2028y"))
+
+
+def test_fit_cuts_in_terminal_cells() -> None:
+    from hpctop.sanitize import cell_width, fit
+
+    assert fit("abcdef", 4) == "abc…" and fit("abc", 4) == "abc" and fit("abc", 0) == ""
+    assert cell_width("日本語") == 6
+    assert fit("日本語ab", 5) == "日本…"
+    assert cell_width(fit("日本語ab", 5)) <= 5
+    assert fit("e\u0301" * 3, 3) == "e\u0301" * 3  # combining marks take no cell
+    huge = fit("名" * 1_000_000, 10)
+    assert cell_width(huge) <= 10 and huge.endswith("…")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None), max_size=80), st.integers(min_value=1, max_value=40))
+def test_property_fit_never_exceeds_the_column(s: str, width: int) -> None:
+    from hpctop.sanitize import cell_width, fit
+
+    clean = sanitize_display(s)
+    out = fit(clean, width)
+    assert cell_width(out) <= width
+    assert out == clean or out.endswith("…")

@@ -240,8 +240,9 @@ async def test_mark_sort_filter_keys() -> None:
         first = jobs.current_key
         await pilot.press("space")
         assert jobs.marked == {first} and jobs.cursor == 1
+        assert jobs.sort_column == "ORDER"  # the scheduler's order by default
         await pilot.press("s")
-        assert jobs.sort_column == "GANG"
+        assert jobs.sort_column == "PRIO"
         await pilot.press("S")
         reversed_now = jobs.reverse
         await pilot.press("S")
@@ -284,10 +285,10 @@ async def test_click_header_sorts_and_double_click_opens() -> None:
         jobs = jobs_of(app)
         region = jobs.content_region
         x = jobs.column_at(3)
-        assert x == "ID"
+        assert x == "JOB"
         await pilot.click(JobsTable, offset=(3, 1))  # header line (below the 1-line top border)
         await pilot.pause()
-        assert jobs.sort_column == "ID"
+        assert jobs.sort_column == "JOB"
         await pilot.click(JobsTable, offset=(5, 4), times=2)
         await pilot.pause()
         assert isinstance(app.screen, JobDetailScreen)
@@ -590,6 +591,7 @@ async def test_keymap_override() -> None:
         new_app(keymap={"cancle": "x"})
 
 
+@covers("charts")
 async def test_charts_follow_history() -> None:
     session = SampleSession(seed=4)
     app = make_app(session, tick_interval=0, clock=lambda: 0.0)
@@ -601,7 +603,19 @@ async def test_charts_follow_history() -> None:
         from textual_plotext import PlotextPlot
 
         plot = app.query_one("#chart-alloc", PlotextPlot)
-        assert "h100" in str(plot.render())
+        assert "GPUs in use" in str(plot.render())
+        assert "h100" in str(app.query_one("#legend-alloc").render())  # the legend, under the plot
+        charts = app.query_one("#charts")
+        assert charts.display
+        await pilot.press("C")  # hidden by the key, whatever the size
+        assert not charts.display
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not charts.display
+        await pilot.press("C")  # at 80x24 they take the top panes' place: the jobs keep their rows
+        await pilot.pause()
+        assert charts.display and not app.query_one("#top").display
+        assert app.query_one("#jobs").size.height >= 12
 
 
 async def test_theme_switch_repaints() -> None:

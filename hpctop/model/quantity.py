@@ -5,6 +5,19 @@ canonical integers (SCHEDULERS.md §1.6): CPU in millicores, memory in bytes, ev
 its own unit, and fractional GPUs in milli-GPU. Parsing goes through ``Fraction`` so that
 ``0.1`` CPU is exactly 100m and ``1.5Ti`` is exact; results round *up* like the API server does
 when it converts to a smaller scale. Garbage raises :class:`QuantityError`, never a silent zero.
+
+Amounts are also bounded (:data:`LIMITS`): a number that came from the cluster sizes lists and
+fills vectors downstream, so a node advertising ``1E18`` GPUs or a request of ``-8`` is refused
+here, per object, rather than ending every view in ``MemoryError`` or in negative free GPUs
+(issue 12). The bounds are far beyond any real hardware, so no real object meets them:
+
+- GPUs: at most 4,096 whole GPUs in one node or one pod (the largest nodes today hold 8-16; a
+  GB200 NVL72 rack is 72 GPUs over 18 nodes);
+- CPU: at most 10^15 millicores (a trillion cores);
+- memory and any other amount: at most 2^60 (one EiB of bytes, or a count of that size);
+- never negative, never NaN or infinite (``1e400`` as a JSON number is refused by the parser).
+
+Amounts summed over many nodes (queue quotas, a gang's total) have only the last two bounds.
 """
 
 from __future__ import annotations
@@ -89,6 +102,31 @@ def to_int(value: str | int | float) -> int:
     if type(value) is str:
         return _int_of_string(value)
     return math.ceil(parse_quantity(value))
+
+
+#: the largest whole-GPU count of one node or one pod (see the module docstring)
+MAX_GPUS = 4096
+MAX_CPU_MILLI = 10**15
+MAX_AMOUNT = 2**60
+#: what bounds each canonical amount of one node or pod, by the kind of resource, and how it reads
+LIMITS = {
+    "gpu": (MAX_GPUS * 1000, f"{MAX_GPUS} GPUs"),
+    "cpu": (MAX_CPU_MILLI, "10^15 millicores"),
+    "memory": (MAX_AMOUNT, "1 EiB"),
+    "other": (MAX_AMOUNT, "2^60"),
+}
+#: the bounds of amounts summed over many nodes (a queue's quota, a gang's minimum resources)
+AGGREGATE_LIMITS = dict.fromkeys(LIMITS, (MAX_AMOUNT, "2^60 in canonical units"))
+
+
+def bounded(resource: str, amount: int, limit: tuple[int, str], raw: object = None) -> int:
+    """``amount`` if it lies in ``[0, limit]``; otherwise a :class:`QuantityError` naming ``resource``."""
+    if 0 <= amount <= limit[0]:
+        return amount
+    shown = repr(raw) if raw is not None else str(amount)
+    if amount < 0:
+        raise QuantityError(f"{resource}: {shown} is negative")
+    raise QuantityError(f"{resource}: {shown} is beyond any real node (at most {limit[1]})")
 
 
 def format_cpu(milli: int) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from hpctop.model.quantity import to_int, to_milli
+from hpctop.model.quantity import AGGREGATE_LIMITS, LIMITS, bounded, to_int, to_milli
 
 _T = TypeVar("_T")
 
@@ -108,26 +108,32 @@ class Resources:
 
     @staticmethod
     def from_k8s(
-        values: Mapping[str, str | int | float] | None, *, gpu_milli: int | None = None
+        values: Mapping[str, str | int | float] | None,
+        *,
+        gpu_milli: int | None = None,
+        aggregate: bool = False,
     ) -> Resources:
         """Build from a Kubernetes resource map (``{"cpu": "500m", "nvidia.com/gpu": "1"}``).
 
         ``gpu_milli`` overrides the GPU amount when a sharing scheme states it elsewhere (the trace's
-        ``alibabacloud.com/gpu-milli`` annotation).
+        ``alibabacloud.com/gpu-milli`` annotation). Every amount is bounded (negative or beyond
+        any real node: :class:`~hpctop.errors.QuantityError`, see :mod:`hpctop.model.quantity`);
+        ``aggregate`` amounts (a queue's quota, a gang's total) are bounded by ``MAX_AMOUNT`` only.
         """
+        limits = AGGREGATE_LIMITS if aggregate else LIMITS
         cpu = memory = gpu = 0
         extended: list[tuple[str, int]] = []
         for key, raw in (values or {}).items():
             if key == "cpu":
-                cpu = to_milli(raw)
+                cpu = bounded(key, to_milli(raw), limits["cpu"], raw)
             elif key == "memory":
-                memory = to_int(raw)
+                memory = bounded(key, to_int(raw), limits["memory"], raw)
             elif key == GPU_RESOURCE:
-                gpu = to_int(raw) * 1000
+                gpu = bounded(key, to_int(raw) * 1000, limits["gpu"], raw)
             elif key in IGNORED_RESOURCES:
                 continue
             else:
-                amount = to_int(raw)
+                amount = bounded(key, to_int(raw), limits["other"], raw)
                 if amount:
                     extended.append((key, amount))
         if gpu_milli is not None:

@@ -8,7 +8,9 @@ keep arriving; the view takes snapshots at a bounded rate, so a burst of ten tho
 one repaint (ARCHITECTURE.md "coalesce bursts").
 
 Objects that do not decode are skipped and counted in ``skipped`` by reason; they never reach the
-maps, so nothing is half-applied.
+maps, so nothing is half-applied. Each is also noted once in ``notes`` (kind, ``namespace/name``,
+field and what is wrong; the first :data:`MAX_NOTES`), which the CLI prints on stderr and the
+console shows in its status: no object is dropped silently.
 
 Scheduler backends (Kueue, Volcano, coscheduling CRDs; YuniKorn's REST queue tree) are kept in
 ``objects`` by (group, kind, namespace, name) and joined to the jobs they explain: a Kueue
@@ -67,6 +69,9 @@ from hpctop.model.policy import ROOT
 
 _EMPTY: frozenset[PodKey] = frozenset()
 MAX_TOMBSTONES = 10_000
+#: distinct notes kept about skipped objects (a hostile cluster could send millions); the rest
+#: are counted in ``skipped`` and ``notes_left_out``
+MAX_NOTES = 200
 _NO_OBJECTS: Mapping[ObjectKey, BackendObject] = MappingProxyType({})
 _NO_QUEUES: Mapping[str, QueueInfo] = MappingProxyType({})
 #: every field of a Pod but its resourceVersion, as one tuple (built in C): what a job row reads
@@ -102,6 +107,8 @@ class Snapshot:
     priority_classes: Mapping[str, PriorityClass]
     pods_by_node: Mapping[str, frozenset[PodKey]]
     skipped: Mapping[str, int] = field(default_factory=dict)
+    #: one line per skipped object: kind, namespace/name, field, what is wrong (see Store.notes)
+    notes: tuple[str, ...] = ()
     #: scheduler backend objects (Kueue Workloads and queues, PodGroups, Volcano Queues, ...)
     objects: Mapping[ObjectKey, BackendObject] = field(default_factory=dict)
     #: every backend's queues in one tree, by dotted path (see hpctop.model.backends.queues)
@@ -130,6 +137,8 @@ class Store:
         self._dirty: set[JobKey] = set()
         self._tombstones: dict[JobKey, Job] = {}
         self.skipped: Counter[str] = Counter()
+        self.notes: dict[tuple[str, str, str], str] = {}
+        self.notes_left_out = 0
         self.resource_versions: dict[str, str] = {}
         self.version = 0
         self.events_applied = 0
@@ -158,10 +167,32 @@ class Store:
         try:
             event = decode_event(kind, raw)
         except DecodeError as exc:
-            self.skipped[f"{kind}: {exc.detail}"[:200]] += 1
+            self.skip(exc, kind)
             return False
         self.apply(event)
         return True
+
+    def skip(self, error: DecodeError, kind: str = "") -> None:
+        """Count a malformed object by reason, and note it once by (kind, name, field)."""
+        kind = error.kind or kind
+        reason = ": ".join(p for p in (kind, error.field, error.problem) if p)
+        self.skipped[reason[:200]] += 1
+        key = (kind, error.identity, error.field)
+        if key in self.notes:
+            return
+        if len(self.notes) >= MAX_NOTES:
+            self.notes_left_out += 1
+            return
+        where = f"{kind} {error.identity}".strip()
+        text = ": ".join(p for p in (where, error.field, error.problem) if p)
+        self.notes[key] = f"skipped {text}"[:300]
+
+    def notes_text(self) -> tuple[str, ...]:
+        """The notes about skipped objects, oldest first, with a count of those left out."""
+        notes = tuple(self.notes.values())
+        if self.notes_left_out:
+            notes += (f"and {self.notes_left_out} more skipped object(s) not listed",)
+        return notes
 
     def apply(self, event: WatchEvent) -> None:
         if event.resource_version:
@@ -354,7 +385,7 @@ class Store:
         try:
             infos = decode_queue_tree(raw)
         except DecodeError as exc:
-            self.skipped[f"YuniKorn queues ({partition}): {exc.detail}"[:200]] += 1
+            self.skip(DecodeError(exc.problem, field=exc.field, kind=f"YuniKorn queues ({partition})"))
             return False
         before = {p: (q.state, q.parent) for p, q in self.yunikorn_queues.items()}
         self.yunikorn_queues = {q.path: q for q in infos}
@@ -525,6 +556,7 @@ class Store:
             priority_classes=view("priority_classes"),
             pods_by_node=view("pods_by_node"),
             skipped=MappingProxyType(dict(self.skipped)),
+            notes=self.notes_text(),
             objects=self._objects_snapshot(),
             queues=MappingProxyType(self._queues().queues) if self._backends_active else _NO_QUEUES,
         )

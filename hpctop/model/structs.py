@@ -1,37 +1,52 @@
-"""Pods and Nodes decoded with msgspec: typed Structs of only the fields hpctop reads.
+"""The wire schema of the core kinds: msgspec Structs of only the fields hpctop reads.
 
 Why msgspec (a dependency since PERFORMANCE.md P1/P3/P4 missed with pydantic): a real pod is
 4-20 KB of JSON of which hpctop reads a few hundred bytes (names, labels, requests, a condition
-or two). pydantic-core, even into TypedDicts, and ``orjson.loads`` both build every field as
-Python objects first (env lists, volumes, probes, managedFields) only for them to be dropped;
-parsing alone was over the P1 budget (bench/README.md). ``msgspec.json.Decoder(type=...)``
+or two). pydantic-core and ``orjson.loads`` both build every field as Python objects first (env
+lists, volumes, probes, managedFields) only for them to be dropped. ``msgspec.json.Decoder``
 validates straight from the bytes into ``Struct`` instances and skips the fields a Struct does
-not declare in C, without building them. Writing such a skipping parser ourselves would be a
-JSON parser in C; msgspec is that parser, well kept and typed.
+not declare in C, without building them.
 
-Semantics stay pydantic's: msgspec runs *strict* (a str field takes only a JSON string, an int
-only a JSON integer, a bool only true/false), which accepts a subset of what the pydantic wire
-models accept, and on that subset builds the same values. Whatever msgspec refuses is handed to
-the pydantic path (:mod:`hpctop.model.decode`), which then either coerces it exactly as before
-(``"3"`` for an int) or refuses it whole. So the fast path changes the cost, never the result;
-``tests/test_decode_fast.py`` checks this on generated pods, malformed ones included.
+This is the one declaration of each kind's schema (Pods, Nodes, the owner kinds: batch Jobs,
+JobSets, Kubeflow jobs, LeaderWorkerSets, Volcano Jobs, Deployments; PriorityClasses). Decoding
+is strict (a str field takes only a JSON string, an int only a JSON integer); what the strict
+decode refuses is re-read by :mod:`hpctop.model.tolerant`, which follows the rule of each field:
 
-The Structs are ``gc=False``: they live only while a pod is projected, hold no cycles, and not
-tracking them keeps the cyclic collector out of bulk decode.
+- a field hpctop does not need to show an object truthfully (a condition's message, a label, a
+  toleration, a restart count, Volcano's conditions that have no ``type``) is *tolerated*: an odd
+  value is dropped and its default stands, an odd list item or map entry is dropped;
+- a field it needs (identity, resource amounts, placement, phase, counts; named in each Struct's
+  ``needed``) that is malformed makes the whole object malformed: it is skipped, counted and
+  noted (kind, namespace/name, field). ``needed`` fields hang only under needed or required
+  fields, so a needed field is never inside something tolerated.
+
+The Structs are ``gc=False``: they live only while an object is projected and hold no cycles.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
-_Quantity = str | int | float
+Quantity = str | int | float
+_NONE: frozenset[str] = frozenset()
 
 
-class _S(msgspec.Struct, gc=False, frozen=True):
-    """Base of the wire Structs: unknown fields are skipped (msgspec's default), never built."""
+class WireStruct(msgspec.Struct, gc=False, frozen=True):
+    """Base of the wire Structs: unknown fields are skipped (msgspec's default), never built.
+
+    ``needed`` names the fields whose malformed value makes the object malformed; every other
+    field is tolerated (see the module docstring).
+    """
+
+    needed: ClassVar[frozenset[str]] = _NONE
 
 
-class OwnerRefS(_S, frozen=True):
+# -- shared parts ---------------------------------------------------------------------------------
+
+
+class OwnerRefS(WireStruct, frozen=True):
     apiVersion: str = ""
     kind: str = ""
     name: str = ""
@@ -39,7 +54,9 @@ class OwnerRefS(_S, frozen=True):
     controller: bool = False
 
 
-class MetaS(_S, frozen=True):
+class MetaS(WireStruct, frozen=True):
+    needed = frozenset({"name", "namespace", "creationTimestamp", "deletionTimestamp"})
+
     name: str = ""
     namespace: str = ""
     uid: str = ""
@@ -51,33 +68,60 @@ class MetaS(_S, frozen=True):
     deletionTimestamp: str | None = None
 
 
-class ResourcesS(_S, frozen=True):
-    requests: dict[str, _Quantity] | None = None
-    limits: dict[str, _Quantity] | None = None
+class ConditionS(WireStruct, frozen=True):
+    # ``type`` may be absent: Volcano Job conditions carry only ``status`` (the phase) and a time
+    type: str = ""
+    status: str = "Unknown"
+    reason: str | None = None
+    message: str | None = None
 
 
-class ContainerS(_S, frozen=True):
+class ListMetaS(WireStruct, frozen=True):
+    resourceVersion: str = ""
+    continue_: str | None = msgspec.field(default=None, name="continue")
+
+
+NO_LIST_META = ListMetaS()
+
+
+# -- Pod --------------------------------------------------------------------------------------------
+
+
+class ResourcesS(WireStruct, frozen=True):
+    needed = frozenset({"requests", "limits"})
+
+    requests: dict[str, Quantity] | None = None
+    limits: dict[str, Quantity] | None = None
+
+
+class ContainerS(WireStruct, frozen=True):
+    needed = frozenset({"resources"})
+
     name: str = ""
     resources: ResourcesS | None = None
 
 
-class TolerationS(_S, frozen=True):
+class TolerationS(WireStruct, frozen=True):
     key: str | None = None
     operator: str = "Equal"
     value: str | None = None
     effect: str | None = None
 
 
-class GateS(_S, frozen=True):
+class GateS(WireStruct, frozen=True):
     name: str
 
 
-class PodSpecS(_S, frozen=True):
+class PodSpecS(WireStruct, frozen=True):
+    needed = frozenset(
+        {"nodeName", "containers", "initContainers", "overhead", "schedulingGates", "priority"}
+    )
+
     nodeName: str | None = None
     schedulerName: str = "default-scheduler"
     containers: list[ContainerS] = []  # msgspec copies a mutable default per instance
     initContainers: list[ContainerS] | None = None
-    overhead: dict[str, _Quantity] | None = None
+    overhead: dict[str, Quantity] | None = None
     nodeSelector: dict[str, str] | None = None
     tolerations: list[TolerationS] | None = None
     priority: int | None = None
@@ -86,29 +130,24 @@ class PodSpecS(_S, frozen=True):
     activeDeadlineSeconds: int | None = None
 
 
-class ConditionS(_S, frozen=True):
-    type: str
-    status: str = "Unknown"
-    reason: str | None = None
-    message: str | None = None
-
-
-class TerminatedS(_S, frozen=True):
+class TerminatedS(WireStruct, frozen=True):
     reason: str | None = None
     finishedAt: str | None = None
 
 
-class ContainerStateS(_S, frozen=True):
+class ContainerStateS(WireStruct, frozen=True):
     terminated: TerminatedS | None = None
 
 
-class ContainerStatusS(_S, frozen=True):
+class ContainerStatusS(WireStruct, frozen=True):
     restartCount: int = 0
     state: ContainerStateS | None = None
     lastState: ContainerStateS | None = None
 
 
-class PodStatusS(_S, frozen=True):
+class PodStatusS(WireStruct, frozen=True):
+    needed = frozenset({"phase", "startTime"})
+
     phase: str = "Pending"
     reason: str | None = None
     startTime: str | None = None
@@ -120,90 +159,223 @@ NO_SPEC = PodSpecS()
 NO_STATUS = PodStatusS()
 
 
-class PodS(_S, frozen=True):
+class PodS(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
+
     metadata: MetaS
-    # absent → the shared empty spec/status (a JSON null is refused, as by the pydantic models)
+    # absent → the shared empty spec/status
     spec: PodSpecS = NO_SPEC
     status: PodStatusS = NO_STATUS
 
 
-class PodEventS(_S, frozen=True):
-    type: str
-    object: PodS
+# -- Node -------------------------------------------------------------------------------------------
 
 
-class ListMetaS(_S, frozen=True):
-    resourceVersion: str = ""
-    continue_: str | None = msgspec.field(default=None, name="continue")
-
-
-NO_LIST_META = ListMetaS()
-
-
-class PodListS(_S, frozen=True):
-    metadata: ListMetaS = NO_LIST_META
-    items: list[PodS] = []  # msgspec copies a mutable default per instance
-
-
-class TaintS(_S, frozen=True):
+class TaintS(WireStruct, frozen=True):
     key: str
     value: str = ""
     effect: str = "NoSchedule"
 
 
-class NodeSpecS(_S, frozen=True):
+class NodeSpecS(WireStruct, frozen=True):
+    needed = frozenset({"unschedulable", "taints"})
+
     unschedulable: bool = False
     taints: list[TaintS] | None = None
 
 
-class NodeStatusS(_S, frozen=True):
-    capacity: dict[str, _Quantity] | None = None
-    allocatable: dict[str, _Quantity] | None = None
+class NodeStatusS(WireStruct, frozen=True):
+    needed = frozenset({"capacity", "allocatable", "conditions"})
+
+    capacity: dict[str, Quantity] | None = None
+    allocatable: dict[str, Quantity] | None = None
     conditions: list[ConditionS] | None = None
 
 
-class NodeS(_S, frozen=True):
-    """The fields of ``decode.WireNode`` under the same names: ``node_from_wire`` reads either."""
+class NodeS(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
 
     metadata: MetaS
     spec: NodeSpecS = NodeSpecS()
     status: NodeStatusS = NodeStatusS()
 
 
-class NodeEventS(_S, frozen=True):
-    type: str
-    object: NodeS
+# -- owner kinds (batch Job, JobSet, Kubeflow, LeaderWorkerSet, Volcano Job, Deployment, ...) --------
 
 
-class NodeListS(_S, frozen=True):
-    metadata: ListMetaS = NO_LIST_META
-    items: list[NodeS] = []  # msgspec copies a mutable default per instance
+class TemplateS(WireStruct, frozen=True):
+    needed = frozenset({"spec"})
+
+    metadata: MetaS | None = None
+    spec: PodSpecS | None = None
 
 
-POD = msgspec.json.Decoder(PodS)
-POD_EVENT = msgspec.json.Decoder(PodEventS)
-POD_LIST = msgspec.json.Decoder(PodListS)
-NODE_EVENT = msgspec.json.Decoder(NodeEventS)
-NODE_LIST = msgspec.json.Decoder(NodeListS)
+class SchedulingPolicyS(WireStruct, frozen=True):
+    needed = frozenset({"minAvailable"})
 
-#: what msgspec raises on bytes it does not take (the pydantic path then decides): besides its
-#: own errors, invalid UTF-8 raises UnicodeDecodeError and very deep nesting (even in a field
-#: that is skipped) RecursionError
-NotTaken = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+    minAvailable: int | None = None
+    queue: str | None = None
+    priorityClass: str | None = None
+
+
+class RunPolicyS(WireStruct, frozen=True):
+    needed = frozenset({"suspend", "schedulingPolicy"})
+
+    suspend: bool | None = None
+    schedulingPolicy: SchedulingPolicyS | None = None
+
+
+class ReplicaSpecS(WireStruct, frozen=True):
+    """A Kubeflow replica type (``Master``, ``Worker``, ``Launcher``, ...)."""
+
+    needed = frozenset({"replicas", "template"})
+
+    replicas: int | None = None
+    template: TemplateS | None = None
+
+
+class JobTemplateSpecS(WireStruct, frozen=True):
+    needed = frozenset({"parallelism", "completions", "template"})
+
+    parallelism: int | None = None
+    completions: int | None = None
+    template: TemplateS | None = None
+
+
+class JobTemplateS(WireStruct, frozen=True):
+    needed = frozenset({"spec"})
+
+    spec: JobTemplateSpecS | None = None
+
+
+NO_JOB_TEMPLATE_SPEC = JobTemplateSpecS()
+
+
+class ReplicatedJobS(WireStruct, frozen=True):
+    """A JobSet replicated job: ``replicas`` child Jobs of one template."""
+
+    needed = frozenset({"replicas", "template"})
+
+    name: str = ""
+    replicas: int | None = None
+    template: JobTemplateS | None = None
+
+
+class LeaderWorkerTemplateS(WireStruct, frozen=True):
+    needed = frozenset({"size", "leaderTemplate", "workerTemplate"})
+
+    size: int | None = None
+    leaderTemplate: TemplateS | None = None
+    workerTemplate: TemplateS | None = None
+
+
+class VolcanoTaskS(WireStruct, frozen=True):
+    needed = frozenset({"replicas", "minAvailable", "template"})
+
+    name: str = ""
+    replicas: int | None = None
+    minAvailable: int | None = None
+    template: TemplateS | None = None
+
+
+class WorkloadSpecS(WireStruct, frozen=True):
+    needed = frozenset(
+        {
+            "suspend",
+            "parallelism",
+            "completions",
+            "replicas",
+            "template",
+            "runPolicy",
+            "pytorchReplicaSpecs",
+            "tfReplicaSpecs",
+            "mpiReplicaSpecs",
+            "xgbReplicaSpecs",
+            "paddleReplicaSpecs",
+            "jaxReplicaSpecs",
+            "replicatedJobs",
+            "leaderWorkerTemplate",
+            "tasks",
+            "minAvailable",
+        }
+    )
+
+    suspend: bool | None = None
+    parallelism: int | None = None
+    completions: int | None = None
+    replicas: int | None = None
+    activeDeadlineSeconds: int | None = None
+    template: TemplateS | None = None
+    runPolicy: RunPolicyS | None = None
+    # Kubeflow training-operator (kubeflow.org/v1) and mpi-operator (v2beta1)
+    pytorchReplicaSpecs: dict[str, ReplicaSpecS] | None = None
+    tfReplicaSpecs: dict[str, ReplicaSpecS] | None = None
+    mpiReplicaSpecs: dict[str, ReplicaSpecS] | None = None
+    xgbReplicaSpecs: dict[str, ReplicaSpecS] | None = None
+    paddleReplicaSpecs: dict[str, ReplicaSpecS] | None = None
+    jaxReplicaSpecs: dict[str, ReplicaSpecS] | None = None
+    # JobSet, LeaderWorkerSet, Volcano vcjob
+    replicatedJobs: list[ReplicatedJobS] | None = None
+    leaderWorkerTemplate: LeaderWorkerTemplateS | None = None
+    tasks: list[VolcanoTaskS] | None = None
+    minAvailable: int | None = None
+    queue: str | None = None
+
+
+class VolcanoJobStateS(WireStruct, frozen=True):
+    needed = frozenset({"phase"})
+
+    phase: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class WorkloadStatusS(WireStruct, frozen=True):
+    needed = frozenset({"startTime", "completionTime", "succeeded", "failed", "state"})
+
+    conditions: list[ConditionS] | None = None
+    startTime: str | None = None
+    completionTime: str | None = None
+    succeeded: int | None = None
+    failed: int | None = None
+    state: VolcanoJobStateS | None = None
+
+
+class WorkloadS(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
+
+    metadata: MetaS
+    apiVersion: str = ""
+    kind: str = ""
+    spec: WorkloadSpecS = WorkloadSpecS()
+    status: WorkloadStatusS = WorkloadStatusS()
+
+
+class PriorityClassS(WireStruct, frozen=True):
+    needed = frozenset({"value"})
+
+    metadata: MetaS
+    value: int = 0
+    globalDefault: bool = False
+
 
 __all__ = [
-    "NODE_EVENT",
-    "NODE_LIST",
+    "NO_JOB_TEMPLATE_SPEC",
+    "NO_LIST_META",
     "NO_SPEC",
     "NO_STATUS",
-    "POD",
-    "POD_EVENT",
-    "POD_LIST",
-    "NodeEventS",
-    "NodeListS",
+    "ConditionS",
+    "ContainerS",
+    "ListMetaS",
+    "MetaS",
     "NodeS",
-    "NotTaken",
-    "PodEventS",
-    "PodListS",
+    "OwnerRefS",
     "PodS",
+    "PodSpecS",
+    "PriorityClassS",
+    "Quantity",
+    "TemplateS",
+    "WireStruct",
+    "WorkloadS",
+    "WorkloadSpecS",
 ]

@@ -28,12 +28,21 @@ from typing import Self
 from hpctop.model.store import Store
 from hpctop.sources.kube.connection import Connection, load_connection
 from hpctop.sources.kube.errors import Forbidden, NotFound
-from hpctop.sources.kube.reflector import Reflector, ReflectorSettings, ReflectorState, ReflectorStatus
+from hpctop.sources.kube.reflector import (
+    ListRetry,
+    Reflector,
+    ReflectorSettings,
+    ReflectorState,
+    ReflectorStatus,
+)
 from hpctop.sources.kube.registry import discover_registry
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
 
 StatusCallback = Callable[[ReflectorStatus], None]
+
+#: seconds a one-shot read waits for an answer (a stalled server must not hold a table for minutes)
+LIST_TIMEOUT = 20.0
 
 
 class LiveSession:
@@ -153,8 +162,14 @@ async def list_once(
     notes: list[str] | None = None,
     settings: ReflectorSettings | None = None,
     connection: Connection | None = None,
+    request_timeout: float = LIST_TIMEOUT,
+    retry: ListRetry | None = None,
 ) -> Store:
     """List each resource once (consistent reads, paginated) into a store; no watch.
+
+    Each list follows the reflector's rules, bounded (:meth:`Reflector.list_once`: Retry-After
+    honoured, a 410 on a ``continue`` page restarts the list, 5xx retried), and a request that
+    gets no answer for ``request_timeout`` seconds fails with a message that says so.
 
     A resource the user may not list (403) or that the server does not serve (404) is left out
     and described in ``notes``; any other failure (unreachable server, bad certificate, 401)
@@ -162,7 +177,7 @@ async def list_once(
     """
     conn = connection or await load_connection(kubeconfig, context)
     target = store if store is not None else Store()
-    async with KubeClient(conn) as client:
+    async with KubeClient(conn, read_timeout=request_timeout) as client:
         if resources is None:
             resources = await discover_resources(client, notes)
         reflectors = [
@@ -171,7 +186,7 @@ async def list_once(
 
         async def one(reflector: Reflector) -> None:
             try:
-                await reflector.relist()
+                await reflector.list_once(retry)
             except (Forbidden, NotFound) as exc:
                 if notes is not None:
                     notes.append(f"{reflector.spec.kind}: {exc}")

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hpctop.model.objects import Node, Pod, PodKey
+from hpctop.model.quantity import MAX_GPUS
 from hpctop.model.resources import Resources
 
 TOPOLOGY_LABELS = ("nvidia.com/gpu.clique", "topology/clique", "node-group")
@@ -101,7 +102,8 @@ class NodeFree:
             a.cpu,
             a.memory,
             dict(a.extended),
-            [1000] * max(a.gpu // 1000, 0),
+            # never a list sized by the cluster's number alone: decode bounds it, and so does this
+            [1000] * min(max(a.gpu // 1000, 0), MAX_GPUS),
             topology_domain(node),
             product,
         )

@@ -20,6 +20,22 @@ from hpctop.model.resources import ZERO, Resources
 from hpctop.scheduling.types import QueueStatus
 
 
+def borrows(used: Resources, guaranteed: Resources) -> bool:
+    """Whether ``used`` is above ``guaranteed`` on a resource the guarantee sets (a component > 0).
+
+    A guarantee that names only GPUs says nothing about CPU or memory: using CPUs there is not
+    borrowing anyone's guarantee, so it must not light the borrowing marker (a queue with no
+    guarantee at all never borrows by this rule; its use is plain fair-share use).
+    """
+    if guaranteed.gpu > 0 and used.gpu > guaranteed.gpu:
+        return True
+    if guaranteed.cpu > 0 and used.cpu > guaranteed.cpu:
+        return True
+    if guaranteed.memory > 0 and used.memory > guaranteed.memory:
+        return True
+    return any(cap > 0 and used.get(key) > cap for key, cap in guaranteed.extended)
+
+
 @dataclass(slots=True)
 class QueueNode:
     spec: QueueSpec
@@ -143,18 +159,38 @@ class QueueTree:
         return share
 
     def compute_normalized_shares(self, cluster: Resources) -> None:
-        """S: guaranteed dominant share of the cluster, or an equal split of the parent's S."""
+        """S: the parent's S split among its children so that siblings sum to it (root's S is 1).
+
+        A child with a guarantee takes its guaranteed dominant share of the cluster; children
+        without one split what their guaranteed siblings leave of the parent's S equally (nothing
+        when the guarantees take it all). Guarantees that add up to more than the parent's S are
+        scaled down to it. So the shares of any set of siblings add up to their parent's, and a
+        queue with no guarantee beside siblings that hold the whole parent gets 0 (as a Slurm
+        account with no shares does), not an extra slice on top of theirs.
+        """
         for path in self.tree_order():
             node = self.nodes[path]
             parent = node.spec.parent
             if parent is None or parent not in self.nodes:
                 node.normalized_share = 1.0
+            kids = [self.nodes[c] for c in node.children]
+            if not kids:
                 continue
-            if not node.spec.guaranteed.is_zero():
-                node.normalized_share, _ = node.spec.guaranteed.dominant_share(cluster)
-            else:
-                siblings = len(self.nodes[parent].children) or 1
-                node.normalized_share = self.nodes[parent].normalized_share / siblings
+            whole = node.normalized_share
+            guaranteed = {
+                k.path: k.spec.guaranteed.dominant_share(cluster)[0]
+                for k in kids
+                if not k.spec.guaranteed.is_zero()
+            }
+            claimed = sum(guaranteed.values())
+            scale = whole / claimed if claimed > whole else 1.0
+            rest = max(whole - claimed * scale, 0.0)
+            free_kids = len(kids) - len(guaranteed)
+            for kid in kids:
+                if kid.path in guaranteed:
+                    kid.normalized_share = guaranteed[kid.path] * scale
+                else:
+                    kid.normalized_share = rest / free_kids
 
     def fairshare(self, path: str, cluster: Resources) -> tuple[float, float, float]:
         """(U, S, 2^(-U/S)) for a queue; S of 0 gives 1 when unused, else 0."""
@@ -175,7 +211,7 @@ class QueueTree:
             base = cluster if node.spec.guaranteed.is_zero() else node.spec.guaranteed
             share, resource = node.used.dominant_share(base)
             u, s, factor = self.fairshare(path, cluster)
-            borrowing = not node.used.is_zero() and not node.used.fits_in(node.spec.guaranteed)
+            borrowing = borrows(node.used, node.spec.guaranteed)
             out[path] = QueueStatus(
                 path=path,
                 parent=parent,

@@ -39,9 +39,9 @@ class QueueStatus:
     dominant_share: float  # usage relative to guaranteed (or to the cluster when none is set)
     dominant_resource: str
     cluster_share: float  # U: dominant share of the cluster in use
-    normalized_share: float  # S: guaranteed dominant share, or an equal split among siblings
+    normalized_share: float  # S: siblings' S sum to their parent's (scheduling.queues)
     fairshare_factor: float  # 2^(-U/S)
-    borrowing: bool  # using more than guaranteed
+    borrowing: bool  # using more than guaranteed of a resource the guarantee sets
 
     @property
     def is_leaf(self) -> bool:

@@ -200,7 +200,7 @@ class Replayer:
             try:
                 event = decode_event(line.kind, line.event)
             except DecodeError as exc:
-                self.store.skipped[f"{line.kind}: {exc.detail}"[:200]] += 1
+                self.store.skip(exc, line.kind)
                 return 0
             if event.type is not EventType.BOOKMARK:
                 self._lists[line.kind].append((line.event, event.obj))

@@ -22,45 +22,12 @@ from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import JobPlan, ScheduleResult
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
+from hpctop.tables.keys import JOB_CSV_KEYS as CSV_KEYS
+from hpctop.tables.keys import JOB_SORT_KEYS as SORT_KEYS
 from hpctop.tables.render import Column, Row, number
 from hpctop.tables.select import partition_matches, queue_matches
 
-#: CSV column order (JSON has the same keys, sorted)
-CSV_KEYS = (
-    "id",
-    "namespace",
-    "name",
-    "user",
-    "queue",
-    "partition",
-    "state",
-    "code",
-    "reason",
-    "reason_message",
-    "priority",
-    "order",
-    "members",
-    "min_members",
-    "running_members",
-    "pending_members",
-    "gpus",
-    "gpus_per_member",
-    "cpus",
-    "memory",
-    "nodes",
-    "submit_time",
-    "start_time",
-    "end_time",
-    "eta",
-    "elapsed",
-    "time_limit",
-    "kind",
-    "owner_kind",
-    "priority_class",
-    "restart_count",
-    "backfilled",
-)
-SORT_KEYS = tuple(sorted(CSV_KEYS))
+__all__ = ["COLUMNS", "CSV_KEYS", "SORT_KEYS", "job_row", "job_rows", "select_jobs", "short_partitions"]
 
 
 def _reason_shown(job: Job) -> bool:
@@ -244,5 +211,5 @@ COLUMNS = (
     Column("gpus", "GPUS", "right", _gpus),
     Column("elapsed", "TIME", "right", _time),
     Column("eta", "ETA"),
-    Column("reason", "NODELIST(REASON)", "left", _nodelist_reason),
+    Column("reason", "NODELIST(REASON)", "left", _nodelist_reason, width=60),
 )

@@ -29,9 +29,32 @@ from hpctop.model.resources import MIG_PREFIX, Resources
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tables.fmt import from_milli, hostlist
+from hpctop.tables.keys import (
+    GPU_CSV_KEYS,
+    GPU_SORT_KEYS,
+    NODE_CSV_KEYS,
+    NODE_SORT_KEYS,
+    SUMMARY_CSV_KEYS,
+    SUMMARY_SORT_KEYS,
+)
 from hpctop.tables.render import Column, Row, number
 
 NO_PARTITION = "(none)"
+
+__all__ = [
+    "GPU_COLUMNS",
+    "GPU_CSV_KEYS",
+    "GPU_SORT_KEYS",
+    "NODE_COLUMNS",
+    "NODE_CSV_KEYS",
+    "NODE_SORT_KEYS",
+    "SUMMARY_COLUMNS",
+    "SUMMARY_CSV_KEYS",
+    "SUMMARY_SORT_KEYS",
+    "gpu_rows",
+    "node_rows",
+    "summary_rows",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,25 +115,6 @@ def _mig(node: Node, alloc: Resources) -> dict[str, dict[str, int]]:
 
 # -- nodes -------------------------------------------------------------------------------------
 
-NODE_CSV_KEYS = (
-    "node",
-    "partition",
-    "state",
-    "cpus_alloc",
-    "cpus_total",
-    "memory_alloc",
-    "memory_total",
-    "gpus_alloc",
-    "gpus_total",
-    "gpu_model",
-    "gpu_memory_mib",
-    "gpu_sharing",
-    "pods",
-    "ready",
-    "schedulable",
-)
-NODE_SORT_KEYS = tuple(sorted(NODE_CSV_KEYS))
-
 
 def node_rows(
     snapshot: Snapshot,
@@ -153,23 +157,6 @@ def node_rows(
             row["mig"] = mig
         rows.append(row)
     return rows
-
-
-SUMMARY_CSV_KEYS = (
-    "partition",
-    "avail",
-    "state",
-    "nodes",
-    "nodelist",
-    "cpus_alloc",
-    "cpus_total",
-    "memory_alloc",
-    "memory_total",
-    "gpus_alloc",
-    "gpus_total",
-    "gpu_models",
-)
-SUMMARY_SORT_KEYS = tuple(sorted(SUMMARY_CSV_KEYS))
 
 
 def summary_rows(
@@ -266,24 +253,11 @@ SUMMARY_COLUMNS = (
     Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
     Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
     Column("gpu_models", "GPU_MODEL"),
-    Column("nodelist", "NODELIST", "left", _nodelist),
+    Column("nodelist", "NODELIST", "left", _nodelist, width=NODELIST_WIDTH),
 )
 
 
 # -- gpus --------------------------------------------------------------------------------------
-
-GPU_CSV_KEYS = (
-    "partition",
-    "model",
-    "nodes",
-    "total",
-    "allocated",
-    "free",
-    "unavailable",
-    "memory_mib",
-    "sharing",
-)
-GPU_SORT_KEYS = tuple(sorted(GPU_CSV_KEYS))
 
 
 def gpu_rows(

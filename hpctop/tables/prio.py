@@ -15,26 +15,14 @@ from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tables.jobs import select_jobs, short_partitions
+from hpctop.tables.keys import PRIO_CSV_KEYS as CSV_KEYS
+from hpctop.tables.keys import PRIO_FACTORS as FACTORS
+from hpctop.tables.keys import PRIO_SORT_KEYS as SORT_KEYS
 from hpctop.tables.render import Column, Row, number
 
-#: the factors every row carries (0 when the core reported none), in sprio's column order
-FACTORS = ("age", "fairshare", "jobsize", "partition", "qos")
 _HEADERS = {"partition": "PARTPRIO"}
 
-CSV_KEYS = (
-    "id",
-    "namespace",
-    "name",
-    "user",
-    "queue",
-    "partition",
-    "state",
-    "priority",
-    "order",
-    *(f"factors.{f}" for f in FACTORS),
-    *(f"weighted.{f}" for f in FACTORS),
-)
-SORT_KEYS = tuple(sorted(CSV_KEYS))
+__all__ = ["COLUMNS", "CSV_KEYS", "FACTORS", "NORM_COLUMNS", "SORT_KEYS", "prio_rows"]
 
 
 def prio_rows(

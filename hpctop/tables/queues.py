@@ -15,32 +15,12 @@ from typing import Any
 
 from hpctop.scheduling.types import QueueStatus, ScheduleResult
 from hpctop.tables.fmt import from_milli
+from hpctop.tables.keys import QUEUE_CSV_KEYS as CSV_KEYS
+from hpctop.tables.keys import QUEUE_SORT_KEYS as SORT_KEYS
 from hpctop.tables.render import Column, Row, number
 from hpctop.tables.select import queue_matches
 
-CSV_KEYS = (
-    "path",
-    "name",
-    "parent",
-    "depth",
-    "leaf",
-    "state",
-    "guaranteed_gpus",
-    "used_gpus",
-    "max_gpus",
-    "pending_gpus",
-    "used_cpus",
-    "used_memory",
-    "running_jobs",
-    "pending_jobs",
-    "fairshare",
-    "dominant_share",
-    "dominant_resource",
-    "cluster_share",
-    "normalized_share",
-    "borrowing",
-)
-SORT_KEYS = tuple(sorted(CSV_KEYS))
+__all__ = ["COLUMNS", "CSV_KEYS", "SORT_KEYS", "queue_row", "queue_rows"]
 
 
 def queue_row(status: QueueStatus) -> Row:

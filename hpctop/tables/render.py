@@ -5,9 +5,16 @@ JSON values (strings, numbers, booleans, ``None``, lists and one level of nested
 the data step separate from the rendering step means the JSON a script reads and the text a
 person reads can never disagree, and the console can reuse the rows without a terminal.
 
-JSON is ``json.dumps(rows, indent=2, sort_keys=True)`` so that two runs over the same seeded
-cluster give the same bytes (scripts diff them, tests compare them). CSV and text flatten nested
-dicts into ``parent.child`` columns and lists into comma-joined strings.
+JSON is written by orjson (indent 2, sorted keys) so that two runs over the same seeded cluster
+give the same bytes (scripts diff them, tests compare them); non-ASCII is escaped as ``\\uXXXX``,
+as ``json.dumps`` did, so the bytes are unchanged and no bidi or C1 character reaches a terminal
+raw from a ``-o json`` either. CSV and text flatten nested dicts into ``parent.child`` columns and
+lists into comma-joined strings.
+
+Cluster text is hostile until proven otherwise: every text cell and every CSV cell goes through
+:func:`hpctop.sanitize.sanitize_display` (escape sequences, controls, bidi and zero-width
+characters become visible stand-ins), and a text cell is cut to its column's width in terminal
+cells with ``…`` (a million-character pod name gives a bounded line; JSON keeps the full value).
 """
 
 from __future__ import annotations
@@ -15,15 +22,22 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import orjson
+
 from hpctop.errors import UsageError
+from hpctop.sanitize import CELL_CAP, cell_width, fit, sanitize_display
 
 Row = dict[str, Any]
 Align = Literal["left", "right"]
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "tsv")
+#: widest a text-table cell may be (terminal cells) unless its column says otherwise
+CELL_WIDTH = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +48,15 @@ class Column:
     header: str
     align: Align = "left"
     show: Callable[[Any, Row], str] | None = None
+    #: widest the cell may be in terminal cells (longer text is cut with ``…``)
+    width: int = CELL_WIDTH
 
     def text(self, row: Row) -> str:
+        """The cell as printed: shown, sanitised and cut to the column."""
         value = lookup(row, self.key)
-        if self.show is not None:
-            return self.show(value, row)
-        return plain(value)
+        shown = self.show(value, row) if self.show is not None else plain(value)
+        # Cut before sanitising too: a million-character name must not cost a million-character copy.
+        return fit(sanitize_display(shown[: self.width * 4 + 8], cap=self.width * 4 + 8), self.width)
 
 
 def lookup(row: Mapping[str, Any], key: str) -> Any:
@@ -90,23 +107,79 @@ def render_table(rows: Sequence[Row], columns: Sequence[Column], *, header: bool
     """Aligned text with two spaces between columns and no trailing spaces (like squeue)."""
     cells = [[col.text(row) for col in columns] for row in rows]
     heads = [col.header for col in columns]
-    widths = [max([len(h) if header else 0] + [len(r[i]) for r in cells]) for i, h in enumerate(heads)]
+    sizes = [[cell_width(v) for v in r] for r in cells]
+    widths = [max([len(h) if header else 0] + [s[i] for s in sizes]) for i, h in enumerate(heads)]
     lines = []
-    for values in ([heads] if header else []) + cells:
+    for values, cell_sizes in ([(heads, [len(h) for h in heads])] if header else []) + list(
+        zip(cells, sizes, strict=True)
+    ):
         parts = []
         for i, (col, value) in enumerate(zip(columns, values, strict=True)):
             last = i == len(columns) - 1
+            pad = " " * (widths[i] - cell_sizes[i])
             if col.align == "right":
-                parts.append(value.rjust(widths[i]))
+                parts.append(pad + value)
             else:
-                parts.append(value if last else value.ljust(widths[i]))
+                parts.append(value if last else value + pad)
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+_JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def _escape_non_ascii(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a UTF-16 surrogate pair, as json.dumps(ensure_ascii=True) writes it
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def _tiny_floats_as_python(value: Any) -> Any:
+    """``value`` with each float below 1e-4 (not 0) as a Fragment of Python's ``repr``.
+
+    orjson and ``json.dumps`` agree on every float but those: ``5.5e-05`` is ``0.000055`` in orjson.
+    Rounded factors and shares (prio, queues) are such floats, and the bytes must not change.
+    Containers without one are returned as they are (no copy).
+    """
+    kind = type(value)
+    if kind is float:
+        if not math.isfinite(value):  # json.dumps(allow_nan=False) refused these; orjson writes null
+            raise ValueError(f"{value!r} is not a JSON number")
+        return orjson.Fragment(repr(value)) if value and -1e-4 < value < 1e-4 else value
+    if kind is dict:
+        changed = None
+        for key, inner in value.items():
+            new = _tiny_floats_as_python(inner)
+            if new is not inner:
+                if changed is None:
+                    changed = dict(value)
+                changed[key] = new
+        return value if changed is None else changed
+    if kind is list or kind is tuple:
+        items = [_tiny_floats_as_python(inner) for inner in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 def render_json(rows: Sequence[Row] | Mapping[str, Any]) -> str:
-    """Deterministic JSON: two-space indent, sorted keys, a final newline."""
-    return json.dumps(rows, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    """Deterministic JSON: two-space indent, sorted keys, ASCII only, a final newline.
+
+    orjson writes it (issue 16: ``json.dumps`` was a sixth of a 100k-pod ``jobs -o json``); the
+    bytes are those ``json.dumps(indent=2, sort_keys=True)`` wrote, because non-ASCII (only ever
+    inside strings) is escaped the same way and tiny floats keep Python's notation. A string
+    orjson refuses (a lone surrogate) falls back to ``json.dumps``, which escapes it.
+    """
+    try:
+        data = orjson.dumps(_tiny_floats_as_python(rows), option=_JSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(rows, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    text = data.decode()
+    if not data.isascii():
+        text = _NON_ASCII.sub(_escape_non_ascii, text)
+    return text + "\n"
 
 
 def _csv_cell(value: Any) -> str:
@@ -121,15 +194,19 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-def render_csv(rows: Sequence[Row], keys: Sequence[str], *, header: bool = True) -> str:
-    """CSV with the given (flattened) keys as columns; empty cell for ``None``, lists comma-joined."""
+def render_csv(rows: Sequence[Row], keys: Sequence[str], *, header: bool = True, delimiter: str = ",") -> str:
+    """CSV (or TSV) with the given (flattened) keys as columns; empty cell for ``None``, lists comma-joined.
+
+    Each cell is sanitised and capped at :data:`~hpctop.sanitize.CELL_CAP` characters (JSON holds
+    the full value): a spreadsheet or ``column -t`` on a terminal must not replay escape sequences.
+    """
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\n", delimiter=delimiter)
     if header:
-        writer.writerow(keys)
+        writer.writerow([sanitize_display(k) for k in keys])
     for row in rows:
         flat = flatten(row)
-        writer.writerow([_csv_cell(flat.get(k)) for k in keys])
+        writer.writerow([sanitize_display(_csv_cell(flat.get(k)), cap=CELL_CAP) for k in keys])
     return buffer.getvalue()
 
 
@@ -148,11 +225,13 @@ def render(
     header: bool = True,
     csv_first: Sequence[str] = (),
 ) -> str:
-    """Render rows as ``table``, ``json`` or ``csv``."""
+    """Render rows as ``table``, ``json``, ``csv`` or ``tsv``."""
     if fmt == "table":
         return render_table(rows, columns, header=header)
     if fmt == "json":
         return render_json(list(rows))
     if fmt == "csv":
         return render_csv(rows, csv_keys(rows, csv_first), header=header)
+    if fmt == "tsv":
+        return render_csv(rows, csv_keys(rows, csv_first), header=header, delimiter="\t")
     raise UsageError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")

@@ -14,7 +14,21 @@ from typing import Any
 
 from hpctop.errors import UsageError
 from hpctop.model.states import JobState
+from hpctop.tables.keys import NODE_STATE_ALIASES, NODE_STATES, QUEUE_STATES
 from hpctop.tables.render import Row, lookup
+
+__all__ = [
+    "GROUPS",
+    "NODE_STATES",
+    "NODE_STATE_ALIASES",
+    "QUEUE_STATES",
+    "parse_choices",
+    "parse_job_states",
+    "partition_matches",
+    "queue_matches",
+    "sort_rows",
+    "split_list",
+]
 
 #: Slurm's long names for states hpctop names differently
 _STATE_ALIASES: dict[str, tuple[JobState, ...]] = {
@@ -28,15 +42,6 @@ GROUPS: dict[str, tuple[JobState, ...]] = {
     "ACTIVE": tuple(s for s in JobState if s.is_active),
     "FINISHED": tuple(s for s in JobState if s.is_finished),
 }
-
-NODE_STATES = ("idle", "mix", "alloc", "drain", "drng", "down")
-NODE_STATE_ALIASES = {
-    "mixed": "mix",
-    "allocated": "alloc",
-    "draining": "drng",
-    "drained": "drain",
-}
-QUEUE_STATES = ("open", "closed")
 
 
 def split_list(text: str | None) -> list[str]:

@@ -165,6 +165,8 @@ class HpctopApp(App[None]):
         self.user = user or os.environ.get("USER") or ""
         self.stale_after = stale_after
         self.show_charts = show_charts
+        #: the C key's choice (None: the terminal size decides)
+        self.charts_wanted: bool | None = None
         self.history = History()
         self.journal = ActionJournal()
         self.paused = False
@@ -223,7 +225,7 @@ class HpctopApp(App[None]):
         self._main(GpuPane, "#gpus").border_title = "GPUs"
         self._main(QueuePane, "#queues").border_title = "Queues"
         self._main(JobsTable, "#jobs").border_title = "Jobs"
-        self._main(ChartsPane, "#charts").display = self.show_charts
+        self._apply_size(self.size.width, self.size.height)
         self._main(JobsTable, "#jobs").read_only = self.read_only
         self._main(JobsTable, "#jobs").focus()
         self.theme_changed_signal.subscribe(self, lambda _theme: self._repaint_all())
@@ -236,6 +238,38 @@ class HpctopApp(App[None]):
             self.set_interval(self.tick_interval, self.tick, name="tick")
         if self.live is not None and not self.read_only:
             self.fetch_permissions(self.live.default_namespace)
+
+    # -- layout by terminal size (the classes are described in hpctop.tcss) ------------------------
+
+    #: rows from which the charts are shown unless the user said otherwise (C)
+    CHARTS_FROM_HEIGHT = 44
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_size(event.size.width, event.size.height)
+
+    def _apply_size(self, width: int, height: int) -> None:
+        """Flip the size classes; the stylesheet decides what each one hides or shrinks."""
+        band = "tall" if height >= 44 else "mid" if height >= 32 else "short" if height >= 20 else "tiny"
+        for name in ("tall", "mid", "short", "tiny"):
+            self.set_class(name == band, f"-h-{name}")
+        self.set_class(width < 110, "-w-narrow")
+        wanted = self.charts_wanted
+        self._show_charts(
+            self.show_charts and height >= self.CHARTS_FROM_HEIGHT if wanted is None else wanted
+        )
+
+    def _show_charts(self, shown: bool) -> None:
+        was = self.has_class("-charts")
+        self.set_class(shown, "-charts")
+        if shown and not was and self.screen_stack:
+            with contextlib.suppress(NoMatches):
+                self._main(ChartsPane, "#charts").update_from(self.history)
+
+    def action_toggle_charts(self) -> None:
+        """C: show or hide the charts whatever the size (at a small size they take the GPU and
+        queue panes' place, so the jobs keep their rows)."""
+        self.charts_wanted = not self.has_class("-charts")
+        self._show_charts(self.charts_wanted)
 
     def _main(self, kind: type[W], selector: str) -> W:
         """A widget of the main screen, whichever screen is on top (detail, help, a modal)."""
@@ -347,6 +381,7 @@ class HpctopApp(App[None]):
             stale=age > self.stale_after or connection.startswith("stale"),
             nodes=len(snapshot.nodes),
             nodes_down=down,
+            gpus_used=round(sum(p.allocated.gpu for p in result.partitions) / 1000, 3),
             gpus_free=round(free, 3),
             gpus_total=round(total, 3),
             running=running,
@@ -367,9 +402,36 @@ class HpctopApp(App[None]):
         self._main(GpuPane, "#gpus").rebuild()
         self._main(QueuePane, "#queues").refresh()
         self._main(JobsTable, "#jobs").refresh()
+        self._main(ChartsPane, "#charts").update_from(self.history)  # series take the theme's colours
         self._update_status()
 
     # -- read-only -------------------------------------------------------------------------------
+
+    #: actions read-only mode refuses (check_action hides their keys), and the word for each
+    REFUSED_READ_ONLY: ClassVar[dict[str, str]] = {
+        "job_action": "",
+        "queue_stop": "queue",
+        "queue_edit": "edit queue",
+        "mark": "mark",
+    }
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Every key and command goes through here: in read-only mode a refused one says so
+        (a key that silently did nothing looked broken), and is still not run."""
+        if self.read_only and isinstance(action, str):
+            name, _, rest = action.rpartition(".")[2].partition("(")
+            if name in self.REFUSED_READ_ONLY:
+                what = rest.strip("')\"") or self.REFUSED_READ_ONLY[name]
+                if name == "queue_stop":
+                    what = f"{what} queue"
+                self.notify(
+                    f"Read-only: {what} refused (nothing is sent)",
+                    severity="warning",
+                    markup=False,
+                    timeout=4,
+                )
+                return True
+        return await super().run_action(action, default_namespace, namespaces)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "job_action":
@@ -664,6 +726,9 @@ class HpctopApp(App[None]):
         self.theme = name
 
     def toggle_pane(self, name: str) -> None:
+        if name == "charts":
+            self.action_toggle_charts()
+            return
         widget = self._main(Widget, f"#{name}")
         widget.display = not widget.display
         if name == "charts" and widget.display:
@@ -697,6 +762,7 @@ class HpctopApp(App[None]):
             audit=self.live.audit_entries(key) if self.live is not None else None,
             events=job_events(key) if (job_events := getattr(self.session, "job_events", None)) else None,
             scheduler_position=self._scheduler_position(key),
+            order=self._main(JobsTable, "#jobs").ranks.get(key),
         )
 
     def _scheduler_position(self, key: JobKey) -> str | None:
@@ -790,6 +856,14 @@ class HpctopApp(App[None]):
         targets = self._targets()
         if not targets:
             self.notify("No job selected", severity="warning", markup=False)
+            return
+        jobs = self._main(JobsTable, "#jobs")
+        if self.screen is self.screen_stack[0] and not jobs.marked and not jobs.row_visible():
+            self.notify(
+                f"{kind}: the selected job is not on screen; show the jobs pane (3) and pick one",
+                severity="warning",
+                markup=False,
+            )
             return
         action = ActionKind(kind)
         permission = self.permission_for(kind, targets[0][0])

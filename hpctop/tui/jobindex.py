@@ -27,7 +27,7 @@ from itertools import compress, count, islice, repeat
 from operator import attrgetter, contains, eq, is_, is_not, or_
 from typing import Any
 
-from hpctop.tui.rows import COLUMN_NAMES, STATE_FILTERS, Filters, JobRow, sort_key
+from hpctop.tui.rows import SORT_KEYS, STATE_FILTERS, Filters, JobRow, sort_key
 
 #: orders kept per index (a sort key list of 100k rows is ~0.8 MB; each costs upkeep per publish)
 MAX_ORDERS = 4
@@ -35,11 +35,13 @@ MAX_ORDERS = 4
 REBUILD_SHARE = 0.05
 
 _ATTR_KEYS: dict[str, Callable[[JobRow], Any]] = {
+    "JOB": attrgetter("id"),
     "ID": attrgetter("id"),
     "NAME": attrgetter("name"),
     "USER": attrgetter("user"),
     "QUEUE": attrgetter("queue"),
     "PARTITION": attrgetter("partition"),
+    "ORDER": attrgetter("order_sort"),
     "PRIO": attrgetter("prio"),
     "GANG": attrgetter("running", "min_members"),
     "GPUS": attrgetter("gpus"),
@@ -61,7 +63,7 @@ def key_function(column: str, now: float) -> Callable[[JobRow], Any]:
 
 
 def _now_dependent(column: str) -> bool:
-    return column == "TIME"  # elapsed time moves with the clock; every other key is a row field
+    return column in ("TIME", "WAIT")  # these move with the clock; every other key is a row field
 
 
 def filter_rows(rows: list[JobRow], filters: Filters) -> list[JobRow]:
@@ -148,7 +150,7 @@ class JobIndex:
 
     def order(self, column: str, reverse: bool, now: float) -> list[JobRow]:
         """Every row sorted by ``column`` (stable; cached). The list is shared: do not mutate it."""
-        if column not in COLUMN_NAMES:
+        if column not in SORT_KEYS:
             raise KeyError(column)
         spec = (column, reverse)
         hit = self._orders.pop(spec, None)

@@ -74,6 +74,15 @@ KEYMAP: tuple[KeySpec, ...] = (
     KeySpec("focus_jobs", "3", "focus_pane('jobs')", "Jobs", "Focus the jobs pane", "app", False),
     KeySpec("zoom", "z", "zoom", "Zoom", "GPU pane zoom: cluster heat map → partition → node", "app"),
     KeySpec(
+        "charts",
+        "C",
+        "toggle_charts",
+        "Charts",
+        "Show or hide the charts (shown by default from 44 rows; smaller, they replace the top panes)",
+        "app",
+        False,
+    ),
+    KeySpec(
         "faster", "plus,equals_sign", "speed(2.0)", "Faster", "Double the simulated clock speed", "app", False
     ),
     KeySpec("slower", "minus", "speed(0.5)", "Slower", "Halve the simulated clock speed", "app", False),

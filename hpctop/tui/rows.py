@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from hpctop.model.objects import Job, JobKey
-from hpctop.model.states import JobState
+from hpctop.model.states import JobState, ReasonCode
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.sanitize import sanitize_display
 
@@ -27,26 +27,66 @@ CELL = 256  # table cells are short; the detail screen shows the full (sanitised
 
 @dataclass(frozen=True, slots=True)
 class Column:
+    """One column of the jobs pane: its preferred width, the narrowest it may get (``flex`` columns
+    take the room left over, up to ``width``) and its priority: a narrow terminal drops the columns
+    with the highest number first, so the job, its state and why it waits stay on any screen."""
+
     name: str
     width: int
     align: str = "left"  # left | right
+    priority: int = 0
+    min_width: int = 0
+    flex: bool = False
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("ID", 28),
-    Column("NAME", 16),
-    Column("USER", 8),
-    Column("QUEUE", 20),
-    Column("PARTITION", 9),
-    Column("ST", 3),
-    Column("PRIO", 6, "right"),
-    Column("GANG", 5, "right"),
-    Column("GPUS", 5, "right"),
-    Column("TIME", 9, "right"),
-    Column("ETA", 9, "right"),
-    Column("REASON", 24),
+    # JOB is namespace/name: one column (a separate NAME only repeated the part after the slash)
+    Column("JOB", 32, priority=0, min_width=22, flex=True),
+    Column("USER", 8, priority=3),
+    Column("QUEUE", 20, priority=5),
+    Column("PARTITION", 9, priority=6),
+    Column("ST", 2, priority=0),
+    # the core's evaluation order of pending jobs (YuniKorn's two steps: lowest-share queue, then
+    # highest priority): why a job with a higher PRIO can wait behind one with a lower
+    Column("ORDER", 6, "right", priority=1),
+    Column("PRIO", 6, "right", priority=2),
+    Column("GANG", 5, "right", priority=7),
+    Column("GPUS", 5, "right", priority=1),
+    # TIME as squeue: run time, 0:00 until the job starts; WAIT: time since submission until start
+    Column("TIME", 9, "right", priority=2),
+    Column("WAIT", 9, "right", priority=6),
+    Column("ETA", 9, "right", priority=4),
+    Column("REASON", 24, priority=0, min_width=8, flex=True),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
+#: sort keys that are no column of their own (code and tests may sort by them)
+EXTRA_SORT_KEYS = ("ID", "NAME")
+SORT_KEYS = COLUMN_NAMES + EXTRA_SORT_KEYS
+
+
+def fit_columns(width: int) -> list[tuple[Column, int]]:
+    """The columns shown in ``width`` cells (each plus a one-cell gap), in display order, with
+    their widths: columns go in by priority while their narrowest widths fit, then the flexible
+    ones (JOB, REASON) grow towards their preferred width with what is left, then the others."""
+    chosen: set[str] = set()
+    used = 0
+    for col in sorted(COLUMNS, key=lambda c: c.priority):
+        need = (col.min_width if col.flex else col.width) + 1
+        if used + need <= width or not chosen:
+            chosen.add(col.name)
+            used += need
+    shown = [c for c in COLUMNS if c.name in chosen]
+    widths = {c.name: (c.min_width if c.flex else c.width) for c in shown}
+    spare = width - used
+    for col in (c for c in shown if c.flex):
+        grow = min(col.width - widths[col.name], max(spare, 0))
+        widths[col.name] += grow
+        spare -= grow
+    if spare > 0:  # a wide terminal: REASON takes the rest (reasons are the longest text)
+        for col in shown:
+            if col.name == "REASON":
+                widths[col.name] += spare
+    return [(c, widths[c.name]) for c in shown]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +108,11 @@ class JobRow:
     end: float | None
     eta: float | None
     reason: str
+    #: the core's evaluation order of pending jobs (ScheduleResult.pending_order, 1-based); None:
+    #: not waiting its turn (running, finished, or held: the scheduler passes a held job over)
+    order: int | None
+    #: the ORDER sort key (:func:`order_key`), kept on the row so the default sort is C-level
+    order_sort: tuple[int, int]
     haystack: str  # lowercase text of every column, for "/" filtering
     category: str  # pending | running | done | other: precomputed for counts and quick filters
 
@@ -80,10 +125,15 @@ class JobRow:
         return f"{self.running}/{self.min_members}"
 
     def elapsed(self, now: float) -> float:
-        """Running time (or run time, once finished); waiting time while pending."""
+        """Run time, as squeue's TIME: 0 until the job starts (then up to now, or to its end)."""
         if self.start is None:
-            return max((self.end or now) - self.submit, 0.0)
+            return 0.0
         return max((self.end or now) - self.start, 0.0)
+
+    def waited(self, now: float) -> float:
+        """Time from submission to start (to now while it has not started; to its end if it never did)."""
+        until = self.start if self.start is not None else (self.end or now)
+        return max(until - self.submit, 0.0)
 
 
 def fmt_duration(seconds: float | None) -> str:
@@ -115,22 +165,45 @@ def fmt_clock(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
 
 
-def cells(row: JobRow, now: float) -> tuple[str, ...]:
-    """The displayed text of each column, in :data:`COLUMNS` order."""
+def waiting_ranks(rows: Iterable[JobRow]) -> dict[JobKey, int]:
+    """Each waiting job's place (1, 2, ...) in the core's evaluation order of the jobs still
+    waiting: the core's own numbers also count the jobs it placed or passed over in that pass."""
+    waiting = sorted((r.order, r.key) for r in rows if r.order is not None)
+    return {key: n for n, (_, key) in enumerate(waiting, 1)}
+
+
+def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
+    """The displayed text of each column, in :data:`COLUMNS` order; ``rank``: the ORDER shown
+    (:func:`waiting_ranks`; without it, the core's own number)."""
+    order = rank if rank is not None else row.order
     return (
         row.id,
-        row.name,
         row.user,
         row.queue,
         row.partition,
         row.st,
+        "" if row.order is None or order is None else str(order),
         str(row.prio),
         row.gang,
         fmt_gpus(row.gpus),
         fmt_duration(row.elapsed(now)),
+        fmt_duration(row.waited(now)),
         fmt_eta(row.eta, now) if row.state.is_pending else "",
         row.reason,
     )
+
+
+def is_held(job: Job, plan: JobPlan | None) -> bool:
+    """Held (suspended by a user or admin): the scheduler passes it over, whatever its factors."""
+    reason = (plan.reason if plan else None) or job.observed_reason
+    return job.state is JobState.HELD or (reason is not None and reason.code is ReasonCode.HELD)
+
+
+def queue_order(job: Job, plan: JobPlan | None) -> int | None:
+    """The job's 1-based place in the core's evaluation order, or None (not pending, or held)."""
+    if plan is None or plan.order is None or not job.state.is_pending or is_held(job, plan):
+        return None
+    return plan.order + 1
 
 
 def make_row(job: Job, plan: JobPlan | None) -> JobRow:
@@ -147,6 +220,8 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     row_id = s(job.id, cap=CELL)
     name = s(job.name, cap=CELL)
     user = s(job.user, cap=CELL)
+    order = queue_order(job, plan)
+    category = _category(job.state)
     hay = " ".join((row_id, name, user, queue, partition, job.state.code, job.state.value, reason)).lower()
     return JobRow(
         key=job.key,
@@ -166,8 +241,10 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         end=job.end_time,
         eta=plan.eta if plan else None,
         reason=reason,
+        order=order,
+        order_sort=order_key(order, category, prio),
         haystack=hay,
-        category=_category(job.state),
+        category=category,
     )
 
 
@@ -181,16 +258,22 @@ def _category(state: JobState) -> str:
     return "other"
 
 
-PlanSig = tuple[int, str | None, float | None, str | None] | None
+PlanSig = tuple[int, str | None, float | None, str | None, int | None] | None
 
 
 def _sig(plan: JobPlan | None) -> PlanSig:
     """The parts of a plan a row shows: the core builds new plan objects every cycle, so identity
-    would rebuild every row every tick; comparing these four values keeps rows that look the same."""
+    would rebuild every row every tick; comparing these five values keeps rows that look the same."""
     if plan is None:
         return None
     reason = plan.reason
-    return (plan.priority.total, plan.partition, plan.eta, reason.code.value if reason is not None else None)
+    return (
+        plan.priority.total,
+        plan.partition,
+        plan.eta,
+        reason.code.value if reason is not None else None,
+        plan.order,
+    )
 
 
 class RowCache:
@@ -239,18 +322,32 @@ class RowCache:
 _STATE_ORDER = {s: i for i, s in enumerate(JobState)}
 
 
+_AFTER_WAITING = {"running": 1, "pending": 2, "other": 3, "done": 4}
+
+
+def order_key(order: int | None, category: str, prio: int) -> tuple[int, int]:
+    """ORDER ascending: the jobs waiting their turn in the order the scheduler tries them, then
+    running, held, other and finished jobs, each by priority (highest first)."""
+    if order is not None:
+        return (0, order)
+    return (_AFTER_WAITING[category], -prio)
+
+
 def sort_key(column: str, now: float) -> Callable[[JobRow], object]:
     keys: dict[str, Callable[[JobRow], object]] = {
+        "JOB": lambda r: r.id,
         "ID": lambda r: r.id,
         "NAME": lambda r: r.name,
         "USER": lambda r: r.user,
         "QUEUE": lambda r: r.queue,
         "PARTITION": lambda r: r.partition,
         "ST": lambda r: _STATE_ORDER[r.state],
+        "ORDER": lambda r: r.order_sort,
         "PRIO": lambda r: r.prio,
         "GANG": lambda r: (r.running, r.min_members),
         "GPUS": lambda r: r.gpus,
         "TIME": lambda r: r.elapsed(now),
+        "WAIT": lambda r: r.waited(now),
         "ETA": lambda r: r.eta if r.eta is not None else float("inf"),
         "REASON": lambda r: r.reason,
     }

@@ -18,14 +18,21 @@ from typing import Any
 from hpctop.tui.app import HpctopApp, SessionLike, make_app
 
 SIZE = (160, 48)
+SMALL = (80, 24)
+LARGE = (200, 50)
 SETTLE_STEPS = 20
-SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("main", "hpctop-dark", ()),
-    ("job-detail", "hpctop-dark", ("f", "enter")),  # the first pending job: why it waits
-    ("pending", "hpctop-dark", ("f",)),
-    ("help", "hpctop-dark", ("question_mark",)),
-    ("light", "hpctop-light", ()),
-    ("colorblind-gpu-partition", "hpctop-colorblind", ("z",)),
+#: (file name, theme, keys pressed, terminal size): the usual 160x48, and the smallest and a
+#: large terminal a user has (the layout changes with the size; see hpctop.tcss)
+SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
+    # home: the top of the scheduler's order (the cursor otherwise stays on the job it was on)
+    ("main", "hpctop-dark", ("home",), SIZE),
+    ("main-80x24", "hpctop-dark", ("home",), SMALL),
+    ("main-200x50", "hpctop-dark", ("home",), LARGE),
+    ("job-detail", "hpctop-dark", ("f", "enter"), SIZE),  # the first pending job: why it waits
+    ("pending", "hpctop-dark", ("f",), SIZE),
+    ("help", "hpctop-dark", ("question_mark",), SIZE),
+    ("light", "hpctop-light", ("home",), SIZE),
+    ("colorblind-gpu-partition", "hpctop-colorblind", ("z",), SIZE),
 )
 
 
@@ -42,9 +49,9 @@ def _session() -> SessionLike:
     return SampleSession(seed=1, source_name="demo (sample)")
 
 
-async def _shoot(name: str, theme: str, keys: Sequence[str], out: Path) -> Path:
+async def _shoot(name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path) -> Path:
     app: HpctopApp = make_app(_session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
             app.step_now(120)
         await pilot.pause()
@@ -77,8 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args[0] if args else "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     missing_png = False
-    for name, theme, keys in SHOTS:
-        svg = asyncio.run(_shoot(name, theme, keys, out))
+    for name, theme, keys, size in SHOTS:
+        svg = asyncio.run(_shoot(name, theme, keys, size, out))
         png = _png(svg)
         missing_png |= png is None
         print(f"{svg}" + (f"  {png}" if png else ""))

@@ -412,6 +412,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
     #: ``/apis/<group>/<version>``, ``/api/v1``): None serves every resource of ``ALL``; a tuple
     #: serves only those, and anything else is a 404 (a cluster without that CRD or version)
     served: tuple[Res, ...] | None = None
+    #: the next this-many list requests of a resource never get an answer (a stalled API server)
+    list_stalls: dict[Res, int] = attrs.field(factory=dict, init=False)
+    #: list requests that arrived and were left unanswered by :attr:`list_stalls`
+    stalled_lists: int = attrs.field(default=0, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -1439,6 +1443,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
         res = self._by_plural(request.resource)
         if res is None:
             raise kmock.KubernetesResourceNotFoundError()
+        if self.list_stalls.get(res, 0) > 0:
+            self.list_stalls[res] -= 1
+            self.stalled_lists += 1
+            await asyncio.Event().wait()  # never answered; the client's read timeout must end it
         limit = int(request.params.get("limit") or 0)
         token = request.params.get("continue")
         if token:

@@ -1,8 +1,11 @@
-"""Wire models and projections for scheduler CRDs: Kueue, Volcano, coscheduling (§5, §6, §7.1).
+"""Wire Structs and projections for scheduler CRDs: Kueue, Volcano, coscheduling (§5, §6, §7.1).
 
 Why: these objects reach the store through the same path as pods (raw watch-event bytes →
-``decode_event`` → ``Store.apply``), so they are validated the same way (pydantic, only the fields
-hpctop reads, anything malformed raises :class:`DecodeError` and is skipped and counted). Their
+``decode_event`` → ``Store.apply``), so they are decoded the same way: msgspec Structs of only
+the fields hpctop reads, strict first, then field by field (:mod:`hpctop.model.tolerant`) where
+an odd field it does not need is dropped, and a malformed field it needs (``needed``) makes the
+object skipped, counted and noted. Quota amounts are summed over many nodes, so they are bounded
+as aggregates (never negative, at most 2^60), not per node. Their
 decoder keys are ``Kind.group`` (``PodGroup.scheduling.volcano.sh``), never the bare kind: Volcano
 and scheduler-plugins both define ``PodGroup``, and Kueue's ``Workload`` shares its name with the
 native gang API. One wire model reads both Kueue v1beta1 and v1beta2 (``cohort`` vs
@@ -15,21 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import Field
+import msgspec
 
-from hpctop.model.decode import (
-    DecodeError,
-    WireCondition,
-    WireMeta,
-    WireTemplate,
-    _condition,
-    _controller,
-    _Envelope,
-    _kept,
-    _Wire,
-    container_requests,
-    parse_time,
-)
 from hpctop.model.objects import (
     COSCHEDULING_GROUP,
     VOLCANO_GROUP,
@@ -45,8 +35,17 @@ from hpctop.model.objects import (
     Taint,
     VolcanoQueue,
 )
-from hpctop.model.quantity import to_int, to_milli
+from hpctop.model.projection import (
+    DecodeError,
+    conditions,
+    controller_of,
+    count,
+    parse_time,
+    template_requests,
+)
+from hpctop.model.quantity import AGGREGATE_LIMITS, bounded, to_int, to_milli
 from hpctop.model.resources import GPU_RESOURCE, IGNORED_RESOURCES, Resources
+from hpctop.model.structs import ConditionS, MetaS, TemplateS, WireStruct
 
 Quantity = str | int | float
 
@@ -73,12 +72,17 @@ def split_kind(store_kind: str) -> tuple[str, str]:
 
 
 def amount(resource: str, value: Quantity) -> int:
-    """One quantity in canonical units (§1.6): cpu millicores, memory bytes, GPUs in milli-GPU."""
+    """One quantity in canonical units (§1.6): cpu millicores, memory bytes, GPUs in milli-GPU.
+
+    Bounded as an aggregate (never negative, at most 2^60): a quota spans many nodes.
+    """
     if resource == "cpu":
-        return to_milli(value)
-    if resource == GPU_RESOURCE:
-        return to_int(value) * 1000
-    return to_int(value)
+        milli = to_milli(value)
+    elif resource == GPU_RESOURCE:
+        milli = to_int(value) * 1000
+    else:
+        milli = to_int(value)
+    return bounded(resource, milli, AGGREGATE_LIMITS["other"], value)
 
 
 def resources_of(cells: Iterable[tuple[str, int]]) -> Resources:
@@ -100,7 +104,7 @@ def resources_of(cells: Iterable[tuple[str, int]]) -> Resources:
 def _resource_map(values: dict[str, Quantity] | None) -> Resources | None:
     if values is None:
         return None
-    return Resources.from_k8s(values)
+    return Resources.from_k8s(values, aggregate=True)
 
 
 def _weight(value: Quantity | None) -> float | None:
@@ -110,22 +114,26 @@ def _weight(value: Quantity | None) -> float | None:
 # -- Kueue ---------------------------------------------------------------------------------------
 
 
-class WirePodSet(_Wire):
+class WirePodSet(WireStruct, frozen=True):
+    needed = frozenset({"count", "minCount", "template"})
+
     name: str = "main"
     count: int = 1
     minCount: int | None = None
-    template: WireTemplate | None = None
+    template: TemplateS | None = None
 
 
-class WirePriorityClassRef(_Wire):
+class WirePriorityClassRef(WireStruct, frozen=True):
     group: str = ""
     kind: str = ""
     name: str = ""
 
 
-class WireKueueWorkloadSpec(_Wire):
+class WireKueueWorkloadSpec(WireStruct, frozen=True):
+    needed = frozenset({"queueName", "podSets", "active"})
+
     queueName: str = ""
-    podSets: list[WirePodSet] = Field(default_factory=list)
+    podSets: list[WirePodSet] = msgspec.field(default_factory=list)
     active: bool | None = None
     priority: int | None = None
     priorityClassName: str | None = None  # v1beta1
@@ -133,39 +141,40 @@ class WireKueueWorkloadSpec(_Wire):
     maximumExecutionTimeSeconds: int | None = None
 
 
-class WireAdmission(_Wire):
+class WireAdmission(WireStruct, frozen=True):
     clusterQueue: str = ""
 
 
-class WireRequeueState(_Wire):
+class WireRequeueState(WireStruct, frozen=True):
     count: int | None = None
     requeueAt: str | None = None
 
 
-class WireKueueWorkloadStatus(_Wire):
-    conditions: list[WireCondition] | None = None
+class WireKueueWorkloadStatus(WireStruct, frozen=True):
+    needed = frozenset({"conditions", "admission"})
+
+    conditions: list[ConditionS] | None = None
     admission: WireAdmission | None = None
     requeueState: WireRequeueState | None = None
 
 
-class WireKueueWorkload(_Wire):
+class WireKueueWorkload(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
+
+    metadata: MetaS
     apiVersion: str = ""
-    metadata: WireMeta
-    spec: WireKueueWorkloadSpec = Field(default_factory=WireKueueWorkloadSpec)
-    status: WireKueueWorkloadStatus = Field(default_factory=WireKueueWorkloadStatus)
+    spec: WireKueueWorkloadSpec = WireKueueWorkloadSpec()
+    status: WireKueueWorkloadStatus = WireKueueWorkloadStatus()
 
 
-def _pod_set(ps: WirePodSet) -> PodSetInfo:
-    if ps.count < 0 or (ps.minCount is not None and ps.minCount < 0):
-        raise DecodeError(f"podSet {ps.name}: negative count")
-    requests = Resources()
-    if ps.template is not None and ps.template.spec is not None:
-        meta = ps.template.metadata
-        requests = container_requests(ps.template.spec, _kept(meta.annotations if meta else None))
-    return PodSetInfo(ps.name, ps.count, ps.minCount, requests)
+def _pod_set(i: int, ps: WirePodSet) -> PodSetInfo:
+    where = f"spec.podSets[{i}]"
+    members = count(ps.count, f"{where}.count", 1)
+    minimum = None if ps.minCount is None else count(ps.minCount, f"{where}.minCount", 0)
+    return PodSetInfo(ps.name, members, minimum, template_requests(ps.template, f"{where}.template"))
 
 
-def kueue_workload_from_wire(w: WireKueueWorkload) -> KueueWorkload:
+def kueue_workload_from_wire(w: WireKueueWorkload, api_version: str = "") -> KueueWorkload:
     meta, spec, status = w.metadata, w.spec, w.status
     if not meta.name or not meta.namespace:
         raise DecodeError("Workload without metadata.name or metadata.namespace")
@@ -177,15 +186,15 @@ def kueue_workload_from_wire(w: WireKueueWorkload) -> KueueWorkload:
         name=meta.name,
         uid=meta.uid,
         resource_version=meta.resourceVersion,
-        api_version=w.apiVersion,
-        owner=_controller(meta),
+        api_version=w.apiVersion or api_version,
+        owner=controller_of(meta),
         job_uid=labels.get("kueue.x-k8s.io/job-uid"),
         queue_name=spec.queueName,
-        pod_sets=tuple(_pod_set(ps) for ps in spec.podSets),
+        pod_sets=tuple(_pod_set(i, ps) for i, ps in enumerate(spec.podSets)),
         active=spec.active is not False,
         priority=spec.priority,
         priority_class=pcls or None,
-        conditions=tuple(_condition(c) for c in status.conditions or []),
+        conditions=conditions(status.conditions),
         cluster_queue=(status.admission.clusterQueue or None) if status.admission else None,
         requeue_count=(requeue.count or 0) if requeue else 0,
         requeue_at=parse_time(requeue.requeueAt) if requeue else None,
@@ -194,49 +203,63 @@ def kueue_workload_from_wire(w: WireKueueWorkload) -> KueueWorkload:
     )
 
 
-class WireFlavorResource(_Wire):
+class WireFlavorResource(WireStruct, frozen=True):
+    needed = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
+
     name: str
     nominalQuota: Quantity = 0
     borrowingLimit: Quantity | None = None
     lendingLimit: Quantity | None = None
 
 
-class WireFlavorQuotas(_Wire):
+class WireFlavorQuotas(WireStruct, frozen=True):
+    needed = frozenset({"resources"})
+
     name: str
-    resources: list[WireFlavorResource] = Field(default_factory=list)
+    resources: list[WireFlavorResource] = msgspec.field(default_factory=list)
 
 
-class WireResourceGroup(_Wire):
-    coveredResources: list[str] = Field(default_factory=list)
-    flavors: list[WireFlavorQuotas] = Field(default_factory=list)
+class WireResourceGroup(WireStruct, frozen=True):
+    needed = frozenset({"flavors"})
+
+    coveredResources: list[str] = msgspec.field(default_factory=list)
+    flavors: list[WireFlavorQuotas] = msgspec.field(default_factory=list)
 
 
-class WireFairSharing(_Wire):
+class WireFairSharing(WireStruct, frozen=True):
     weight: Quantity | None = None
 
 
-class WireClusterQueueSpec(_Wire):
+class WireClusterQueueSpec(WireStruct, frozen=True):
+    needed = frozenset({"resourceGroups", "cohort", "cohortName", "stopPolicy"})
+
     cohort: str | None = None  # v1beta1
     cohortName: str | None = None  # v1beta2
-    resourceGroups: list[WireResourceGroup] = Field(default_factory=list)
+    resourceGroups: list[WireResourceGroup] = msgspec.field(default_factory=list)
     stopPolicy: str | None = None
     queueingStrategy: str | None = None
     fairSharing: WireFairSharing | None = None
 
 
-class WireUsageResource(_Wire):
+class WireUsageResource(WireStruct, frozen=True):
+    needed = frozenset({"total", "borrowed"})
+
     name: str
     total: Quantity = 0
     borrowed: Quantity = 0
 
 
-class WireFlavorUsage(_Wire):
+class WireFlavorUsage(WireStruct, frozen=True):
+    needed = frozenset({"resources"})
+
     name: str
-    resources: list[WireUsageResource] = Field(default_factory=list)
+    resources: list[WireUsageResource] = msgspec.field(default_factory=list)
 
 
-class WireClusterQueueStatus(_Wire):
-    conditions: list[WireCondition] | None = None
+class WireClusterQueueStatus(WireStruct, frozen=True):
+    needed = frozenset({"flavorsUsage", "flavorsReservation"})
+
+    conditions: list[ConditionS] | None = None
     flavorsUsage: list[WireFlavorUsage] | None = None
     flavorsReservation: list[WireFlavorUsage] | None = None
     pendingWorkloads: int | None = None
@@ -244,10 +267,12 @@ class WireClusterQueueStatus(_Wire):
     admittedWorkloads: int | None = None
 
 
-class WireClusterQueue(_Wire):
-    metadata: WireMeta
-    spec: WireClusterQueueSpec = Field(default_factory=WireClusterQueueSpec)
-    status: WireClusterQueueStatus = Field(default_factory=WireClusterQueueStatus)
+class WireClusterQueue(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
+
+    metadata: MetaS
+    spec: WireClusterQueueSpec = WireClusterQueueSpec()
+    status: WireClusterQueueStatus = WireClusterQueueStatus()
 
 
 def _quotas(groups: list[WireResourceGroup]) -> tuple[FlavorQuota, ...]:
@@ -287,7 +312,7 @@ def cluster_queue_from_wire(w: WireClusterQueue) -> ClusterQueue:
         stop_policy=spec.stopPolicy or "None",
         queueing_strategy=spec.queueingStrategy or "BestEffortFIFO",
         weight=_weight(spec.fairSharing.weight) if spec.fairSharing else None,
-        conditions=tuple(_condition(c) for c in status.conditions or []),
+        conditions=conditions(status.conditions),
         usage=_usage(status.flavorsUsage),
         reservation=_usage(status.flavorsReservation),
         pending_workloads=status.pendingWorkloads or 0,
@@ -296,21 +321,25 @@ def cluster_queue_from_wire(w: WireClusterQueue) -> ClusterQueue:
     )
 
 
-class WireLocalQueueSpec(_Wire):
+class WireLocalQueueSpec(WireStruct, frozen=True):
+    needed = frozenset({"clusterQueue", "stopPolicy"})
+
     clusterQueue: str = ""
     stopPolicy: str | None = None
 
 
-class WireLocalQueueStatus(_Wire):
+class WireLocalQueueStatus(WireStruct, frozen=True):
     pendingWorkloads: int | None = None
     reservingWorkloads: int | None = None
     admittedWorkloads: int | None = None
 
 
-class WireLocalQueue(_Wire):
-    metadata: WireMeta
-    spec: WireLocalQueueSpec = Field(default_factory=WireLocalQueueSpec)
-    status: WireLocalQueueStatus = Field(default_factory=WireLocalQueueStatus)
+class WireLocalQueue(WireStruct, frozen=True):
+    needed = frozenset({"spec"})
+
+    metadata: MetaS
+    spec: WireLocalQueueSpec = WireLocalQueueSpec()
+    status: WireLocalQueueStatus = WireLocalQueueStatus()
 
 
 def local_queue_from_wire(w: WireLocalQueue) -> LocalQueue:
@@ -329,16 +358,20 @@ def local_queue_from_wire(w: WireLocalQueue) -> LocalQueue:
     )
 
 
-class WireCohortSpec(_Wire):
+class WireCohortSpec(WireStruct, frozen=True):
+    needed = frozenset({"resourceGroups", "parent", "parentName"})
+
     parentName: str | None = None  # v1beta2
     parent: str | None = None  # v1alpha1
-    resourceGroups: list[WireResourceGroup] = Field(default_factory=list)
+    resourceGroups: list[WireResourceGroup] = msgspec.field(default_factory=list)
     fairSharing: WireFairSharing | None = None
 
 
-class WireCohort(_Wire):
-    metadata: WireMeta
-    spec: WireCohortSpec = Field(default_factory=WireCohortSpec)
+class WireCohort(WireStruct, frozen=True):
+    needed = frozenset({"spec"})
+
+    metadata: MetaS
+    spec: WireCohortSpec = WireCohortSpec()
 
 
 def cohort_from_wire(w: WireCohort) -> Cohort:
@@ -354,21 +387,25 @@ def cohort_from_wire(w: WireCohort) -> Cohort:
     )
 
 
-class WireFlavorTaint(_Wire):
+class WireFlavorTaint(WireStruct, frozen=True):
     key: str
     value: str = ""
     effect: str = "NoSchedule"
 
 
-class WireResourceFlavorSpec(_Wire):
+class WireResourceFlavorSpec(WireStruct, frozen=True):
+    needed = frozenset({"nodeLabels", "nodeTaints"})
+
     nodeLabels: dict[str, str] | None = None
     nodeTaints: list[WireFlavorTaint] | None = None
     topologyName: str | None = None
 
 
-class WireResourceFlavor(_Wire):
-    metadata: WireMeta
-    spec: WireResourceFlavorSpec = Field(default_factory=WireResourceFlavorSpec)
+class WireResourceFlavor(WireStruct, frozen=True):
+    needed = frozenset({"spec"})
+
+    metadata: MetaS
+    spec: WireResourceFlavorSpec = WireResourceFlavorSpec()
 
 
 def resource_flavor_from_wire(w: WireResourceFlavor) -> ResourceFlavor:
@@ -388,11 +425,15 @@ def resource_flavor_from_wire(w: WireResourceFlavor) -> ResourceFlavor:
 HIERARCHY = "volcano.sh/hierarchy"
 
 
-class WireGuarantee(_Wire):
+class WireGuarantee(WireStruct, frozen=True):
+    needed = frozenset({"resource"})
+
     resource: dict[str, Quantity] | None = None
 
 
-class WireVolcanoQueueSpec(_Wire):
+class WireVolcanoQueueSpec(WireStruct, frozen=True):
+    needed = frozenset({"capability", "deserved", "guarantee", "parent", "weight"})
+
     weight: int | None = None
     capability: dict[str, Quantity] | None = None
     deserved: dict[str, Quantity] | None = None
@@ -402,7 +443,9 @@ class WireVolcanoQueueSpec(_Wire):
     parent: str | None = None
 
 
-class WireVolcanoQueueStatus(_Wire):
+class WireVolcanoQueueStatus(WireStruct, frozen=True):
+    needed = frozenset({"state", "allocated"})
+
     state: str | None = None
     allocated: dict[str, Quantity] | None = None
     pending: int | None = None
@@ -410,10 +453,12 @@ class WireVolcanoQueueStatus(_Wire):
     running: int | None = None
 
 
-class WireVolcanoQueue(_Wire):
-    metadata: WireMeta
-    spec: WireVolcanoQueueSpec = Field(default_factory=WireVolcanoQueueSpec)
-    status: WireVolcanoQueueStatus = Field(default_factory=WireVolcanoQueueStatus)
+class WireVolcanoQueue(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
+
+    metadata: MetaS
+    spec: WireVolcanoQueueSpec = WireVolcanoQueueSpec()
+    status: WireVolcanoQueueStatus = WireVolcanoQueueStatus()
 
 
 def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
@@ -437,7 +482,7 @@ def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
         state=status.state or "Open",
         priority=spec.priority,
         reclaimable=spec.reclaimable,
-        allocated=Resources.from_k8s(status.allocated),
+        allocated=Resources.from_k8s(status.allocated, aggregate=True),
         pending=status.pending or 0,
         inqueue=status.inqueue or 0,
         running=status.running or 0,
@@ -447,7 +492,9 @@ def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
 # -- PodGroup (Volcano and coscheduling share the shape that matters) ---------------------------
 
 
-class WirePodGroupSpec(_Wire):
+class WirePodGroupSpec(WireStruct, frozen=True):
+    needed = frozenset({"minMember", "minResources", "queue"})
+
     minMember: int = 1
     minResources: dict[str, Quantity] | None = None
     queue: str | None = None
@@ -455,28 +502,31 @@ class WirePodGroupSpec(_Wire):
     scheduleTimeoutSeconds: int | None = None
 
 
-class WirePodGroupStatus(_Wire):
+class WirePodGroupStatus(WireStruct, frozen=True):
+    needed = frozenset({"phase"})
+
     phase: str | None = None
-    conditions: list[WireCondition] | None = None
+    conditions: list[ConditionS] | None = None
     running: int | None = None
     succeeded: int | None = None
     failed: int | None = None
     scheduled: int | None = None
 
 
-class WirePodGroup(_Wire):
-    metadata: WireMeta
-    spec: WirePodGroupSpec = Field(default_factory=WirePodGroupSpec)
-    status: WirePodGroupStatus = Field(default_factory=WirePodGroupStatus)
+class WirePodGroup(WireStruct, frozen=True):
+    needed = frozenset({"spec", "status"})
+
+    metadata: MetaS
+    spec: WirePodGroupSpec = WirePodGroupSpec()
+    status: WirePodGroupStatus = WirePodGroupStatus()
 
 
-def _pod_group(group: str) -> Callable[[WirePodGroup], PodGroup]:
-    def project(w: WirePodGroup) -> PodGroup:
+def _pod_group(group: str) -> Callable[[WirePodGroup, str], PodGroup]:
+    def project(w: WirePodGroup, _api_version: str = "") -> PodGroup:
         meta, spec, status = w.metadata, w.spec, w.status
         if not meta.name or not meta.namespace:
             raise DecodeError("PodGroup without metadata.name or metadata.namespace")
-        if spec.minMember < 0:
-            raise DecodeError(f"PodGroup {meta.namespace}/{meta.name}: negative minMember")
+        min_member = count(spec.minMember, "spec.minMember", 1)
         queue = spec.queue
         if group == VOLCANO_GROUP and not queue:
             queue = "default"  # Volcano's default queue
@@ -486,12 +536,12 @@ def _pod_group(group: str) -> Callable[[WirePodGroup], PodGroup]:
             name=meta.name,
             uid=meta.uid,
             resource_version=meta.resourceVersion,
-            owner=_controller(meta),
-            min_member=spec.minMember,
-            min_resources=Resources.from_k8s(spec.minResources),
+            owner=controller_of(meta),
+            min_member=min_member,
+            min_resources=Resources.from_k8s(spec.minResources, aggregate=True),
             queue=queue or None,
             phase=status.phase or "Pending",
-            conditions=tuple(_condition(c) for c in status.conditions or []),
+            conditions=conditions(status.conditions),
             priority_class=spec.priorityClassName,
             timeout_s=spec.scheduleTimeoutSeconds,
             running=status.running or 0,
@@ -506,43 +556,17 @@ def _pod_group(group: str) -> Callable[[WirePodGroup], PodGroup]:
 # -- registry ------------------------------------------------------------------------------------
 
 
-class KueueWorkloadEvent(_Envelope):
-    object: WireKueueWorkload
-
-
-class ClusterQueueEvent(_Envelope):
-    object: WireClusterQueue
-
-
-class LocalQueueEvent(_Envelope):
-    object: WireLocalQueue
-
-
-class CohortEvent(_Envelope):
-    object: WireCohort
-
-
-class ResourceFlavorEvent(_Envelope):
-    object: WireResourceFlavor
-
-
-class VolcanoQueueEvent(_Envelope):
-    object: WireVolcanoQueue
-
-
-class PodGroupEvent(_Envelope):
-    object: WirePodGroup
-
-
-BACKEND_DECODERS: dict[str, tuple[type[_Envelope], Any]] = {
-    KUEUE_WORKLOAD: (KueueWorkloadEvent, kueue_workload_from_wire),
-    CLUSTER_QUEUE: (ClusterQueueEvent, cluster_queue_from_wire),
-    LOCAL_QUEUE: (LocalQueueEvent, local_queue_from_wire),
-    COHORT: (CohortEvent, cohort_from_wire),
-    RESOURCE_FLAVOR: (ResourceFlavorEvent, resource_flavor_from_wire),
-    VOLCANO_QUEUE: (VolcanoQueueEvent, volcano_queue_from_wire),
-    VOLCANO_PODGROUP: (PodGroupEvent, _pod_group(VOLCANO_GROUP)),
-    COSCHEDULING_PODGROUP: (PodGroupEvent, _pod_group(COSCHEDULING_GROUP)),
+#: decoder key → (the Struct of one object, its projection given the Struct and a list item's
+#: apiVersion); :mod:`hpctop.model.decode` dispatches through it
+BACKEND_DECODERS: dict[str, tuple[type[WireStruct], Callable[[Any, str], Any]]] = {
+    KUEUE_WORKLOAD: (WireKueueWorkload, kueue_workload_from_wire),
+    CLUSTER_QUEUE: (WireClusterQueue, lambda w, _: cluster_queue_from_wire(w)),
+    LOCAL_QUEUE: (WireLocalQueue, lambda w, _: local_queue_from_wire(w)),
+    COHORT: (WireCohort, lambda w, _: cohort_from_wire(w)),
+    RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
+    VOLCANO_QUEUE: (WireVolcanoQueue, lambda w, _: volcano_queue_from_wire(w)),
+    VOLCANO_PODGROUP: (WirePodGroup, _pod_group(VOLCANO_GROUP)),
+    COSCHEDULING_PODGROUP: (WirePodGroup, _pod_group(COSCHEDULING_GROUP)),
 }
 
 #: decoder key → the (group, kind) its objects carry in their ``key``

@@ -13,17 +13,18 @@ releases, bare names under their parent in old ones.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+import msgspec
 
-from hpctop.model.decode import DecodeError, _Wire
 from hpctop.model.objects import QueueInfo
+from hpctop.model.projection import DecodeError
 from hpctop.model.resources import GPU_RESOURCE, IGNORED_RESOURCES, ZERO, Resources
+from hpctop.model.structs import WireStruct
 
 #: YuniKorn queue status → the neutral queue state
 _STATES = {"Active": "Open", "Draining": "Draining", "Stopped": "Closed"}
 
 
-class WireYkQueue(_Wire):
+class WireYkQueue(WireStruct, frozen=True):
     queuename: str
     status: str | None = None
     parent: str | None = None
@@ -37,6 +38,9 @@ class WireYkQueue(_Wire):
     maxRunningApps: int | None = None
     currentPriority: int | None = None
     priorityOffset: int | None = None
+
+
+_QUEUE = msgspec.json.Decoder(WireYkQueue)
 
 
 def yk_resources(values: dict[str, int | float] | None) -> Resources:
@@ -102,13 +106,14 @@ def _walk(q: WireYkQueue, parent: str | None, out: list[QueueInfo]) -> None:
 def decode_queue_tree(raw: bytes) -> tuple[QueueInfo, ...]:
     """The queues of one partition, parents before children; raises DecodeError when malformed."""
     try:
-        root = WireYkQueue.model_validate_json(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
-        where = ".".join(str(p) for p in first["loc"])
-        raise DecodeError(f"YuniKorn queues: {where}: {first['msg']}") from None
-    except ValueError as exc:
-        raise DecodeError(f"YuniKorn queues: {exc}") from None
+        root = _QUEUE.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise DecodeError(str(exc), kind="YuniKorn queues") from None
+    except RecursionError:
+        raise DecodeError("queue tree nested too deeply", kind="YuniKorn queues") from None
     out: list[QueueInfo] = []
-    _walk(root, root.parent or None, out)
+    try:
+        _walk(root, root.parent or None, out)
+    except RecursionError:
+        raise DecodeError("queue tree nested too deeply", kind="YuniKorn queues") from None
     return tuple(out)

@@ -54,6 +54,7 @@ from kubernetes.aio.client import Configuration
 from kubernetes.aio.config import incluster_config
 from kubernetes.aio.config.config_exception import ConfigException
 
+from hpctop.sources.kube import tls
 from hpctop.sources.kube.errors import KubeConfigError
 from hpctop.sources.kube.exec_plugin import EXEC_TIMEOUT, ExecIO
 from hpctop.sources.kube.exec_plugin import load_kube_config as _load_kube_config
@@ -287,19 +288,24 @@ def _oidc_expiry(loader: Any) -> float | None:
     return float(exp) if isinstance(exp, int | float) else None
 
 
-def _ssl_context(cfg: Configuration) -> ssl.SSLContext | bool | None:
+def _ssl_context(cfg: Configuration, loader: Any) -> ssl.SSLContext | bool | None:
+    """The TLS context from the loader's in-memory material (kubeconfig) or the CA path (in-cluster).
+
+    Never from ``cfg.ssl_ca_cert``/``cert_file`` of a kubeconfig: the package would have put
+    decoded ``*-data`` there as temp files (hpctop's loader keeps them in memory, :mod:`.tls`).
+    """
     if not str(cfg.host).startswith("https"):
         return None
+    if loader is not None:
+        ca, cert, key = loader.tls_ca, loader.tls_cert, loader.tls_key
+    else:
+        ca = tls.Material(path=cfg.ssl_ca_cert) if cfg.ssl_ca_cert else None
+        cert = tls.Material(path=cfg.cert_file) if cfg.cert_file else None
+        key = tls.Material(path=cfg.key_file) if cfg.key_file else None
     try:
-        ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None)
-        if cfg.cert_file:
-            ctx.load_cert_chain(cfg.cert_file, cfg.key_file or None)
-    except (OSError, ssl.SSLError) as exc:
+        return tls.ssl_context(ca, cert, key, verify=bool(cfg.verify_ssl))
+    except (OSError, ssl.SSLError, ValueError) as exc:
         raise KubeConfigError(f"cannot use the TLS files of this context: {type(exc).__name__}") from None
-    if not cfg.verify_ssl:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
 
 
 async def _load_file(
@@ -391,7 +397,7 @@ async def load_connection(
         server=str(cfg.host).rstrip("/"),
         context=current.get("name") if not in_cluster else "in-cluster",
         namespace=namespace,
-        ssl=_ssl_context(cfg),
+        ssl=_ssl_context(cfg, loader),
         server_hostname=getattr(cfg, "tls_server_name", None) or None,
         proxy=getattr(cfg, "proxy", None) or None,
         _configuration=cfg,

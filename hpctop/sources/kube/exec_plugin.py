@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from typing import Any
 from kubernetes.aio.config import kube_config as _kube_config
 from kubernetes.aio.config.dateutil import parse_rfc3339 as _parse_rfc3339
 
+from hpctop.sources.kube import tls
 from hpctop.sources.kube.errors import KubeConfigError
 
 #: seconds a non-interactive plugin may run (client-go has none; a hung plugin must not hang hpctop)
@@ -141,13 +143,12 @@ async def run_exec_plugin(exec_config: Any, io: ExecIO) -> dict[str, Any]:
         async with asyncio.timeout(timeout):
             stdout, _stderr = await proc.communicate()  # stderr: captured, never shown (C4)
     except TimeoutError:
-        raise KubeConfigError(f"the credential plugin did not finish within {timeout:g} s") from None
+        raise KubeConfigError(
+            f"the credential plugin did not finish within {timeout:g} s and was stopped"
+        ) from None
     finally:
         if proc.returncode is None:  # timed out or cancelled (quitting): no plugin left behind
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.shield(proc.wait())
+            await _stop(proc, group=not interactive)
     if proc.returncode != 0:
         raise KubeConfigError(f"the credential plugin exited with status {proc.returncode}")
     try:
@@ -166,6 +167,29 @@ async def run_exec_plugin(exec_config: Any, io: ExecIO) -> dict[str, Any]:
     return status
 
 
+#: seconds to wait for a killed plugin's exit (its pipes may stay open in an orphan meanwhile)
+_REAP_WAIT = 2.0
+
+
+async def _stop(proc: asyncio.subprocess.Process, *, group: bool) -> None:
+    """Kill a plugin that overran, with everything it started when it has a session of its own.
+
+    A plugin is often a wrapper (a shell script, ``aws``, ``gke-gcloud-auth-plugin``) whose child
+    inherits the stdout pipe: killing only the wrapper leaves the child holding the pipe open, and
+    waiting for the pipe's end then takes as long as the child lives. A background plugin runs in
+    a session (hence a process group) of its own, so the whole group is killed. An interactive one
+    shares the terminal's foreground group with hpctop (it must, to read the keyboard), so only it
+    is killed, and its exit is awaited for a bounded time, never its pipes.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: its pgid is its pid
+        else:
+            proc.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), _REAP_WAIT)
+
+
 class ConsoleKubeConfigLoader(_kube_config.KubeConfigLoader):
     """The package's kubeconfig loader with :func:`run_exec_plugin` for exec users.
 
@@ -174,6 +198,40 @@ class ConsoleKubeConfigLoader(_kube_config.KubeConfigLoader):
     """
 
     exec_io: ExecIO = ExecIO()
+    #: the context's TLS material, in memory (the package would write ``*-data`` to temp files)
+    tls_ca: tls.Material | None = None
+    tls_cert: tls.Material | None = None
+    tls_key: tls.Material | None = None
+
+    def _load_cluster_info(self) -> None:
+        """The package's ``_load_cluster_info`` with the certificates kept as :class:`tls.Material`.
+
+        ``ssl_ca_cert``/``cert_file``/``key_file`` are never set, so ``_set_config`` copies no temp
+        file name into the configuration and :func:`tls.ssl_context` builds the context instead.
+        """
+        loader: Any = self
+        cluster, user = loader._cluster, loader._user
+        if "server" in cluster:
+            loader.host = cluster["server"].rstrip("/")
+            if loader.host.startswith("https"):
+                base_path = loader._get_base_path(cluster.path)
+                try:
+                    self.tls_ca = tls.material(
+                        cluster, "certificate-authority", "certificate-authority-data", base_path
+                    )
+                    if self.tls_cert is None:  # an exec plugin may have given one
+                        self.tls_cert = tls.material(
+                            user, "client-certificate", "client-certificate-data", base_path
+                        )
+                        self.tls_key = tls.material(user, "client-key", "client-key-data", base_path)
+                except ValueError as exc:
+                    raise KubeConfigError(str(exc)) from None
+        if "insecure-skip-tls-verify" in cluster:
+            loader.verify_ssl = not cluster["insecure-skip-tls-verify"]
+        if "tls-server-name" in cluster:
+            loader.tls_server_name = cluster["tls-server-name"]
+        if "proxy-url" in cluster:
+            loader.proxy = cluster["proxy-url"]
 
     async def load_from_exec_plugin(self) -> bool:
         loader: Any = self  # the package's attributes are untyped
@@ -187,20 +245,9 @@ class ConsoleKubeConfigLoader(_kube_config.KubeConfigLoader):
                 loader.exec_plugin_expiry = parse_rfc3339(status["expirationTimestamp"])
             return True
         if "clientCertificateData" in status and "clientKeyData" in status:
-            base_path = loader._get_base_path(loader._cluster.path)
-            for attr, key in (("cert_file", "clientCertificateData"), ("key_file", "clientKeyData")):
-                setattr(
-                    self,
-                    attr,
-                    kube_config.FileOrData(
-                        status,
-                        None,
-                        data_key_name=key,
-                        file_base_path=base_path,
-                        base64_file_content=False,
-                        temp_file_path=loader._temp_file_path,
-                    ).as_file(),
-                )
+            # kept in memory (hpctop.sources.kube.tls), never the package's temp files
+            self.tls_cert = tls.material(status, None, "clientCertificateData", "", base64_data=False)
+            self.tls_key = tls.material(status, None, "clientKeyData", "", base64_data=False)
             return True
         raise KubeConfigError("the credential plugin's output lacks a token or a client certificate")
 

@@ -44,9 +44,9 @@ Three refinements of that loop (RELIABILITY.md §1.3-1.4, §4):
   (:meth:`Connection.refresh_in`) and reopens from the same RV with the new token; that end is
   neither a failure nor a relist.
 
-Nothing here blocks the event loop for long: Pod, Node and PriorityClass list pages are decoded
-in one validation pass per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets
-a turn between pages), other kinds with a yield every few hundred items, and cancellation
+Nothing here blocks the event loop for long: list pages of every kind are decoded in one pass
+per page (a page of 5,000 pods is a few hundred milliseconds; the loop gets a turn between
+pages), and cancellation
 (quitting) closes the open stream at once (W18).
 """
 
@@ -65,7 +65,7 @@ from typing import Any
 
 import orjson
 
-from hpctop.model.decode import DecodeError, decode_event, decode_list, decode_object
+from hpctop.model.decode import DecodeError, decode_event, decode_list
 from hpctop.model.events import EventType
 from hpctop.model.store import Store
 from hpctop.sources.kube.backoff import Backoff
@@ -84,9 +84,6 @@ from hpctop.sources.kube.errors import (
 )
 from hpctop.sources.kube.resources import ResourceSpec
 from hpctop.sources.kube.transport import OVERSIZED, KubeClient
-
-#: kinds whose list pages decode in one pass (their items need no ``kind`` filled in)
-WHOLE_PAGE_KINDS = frozenset({"Pod", "Node", "PriorityClass"})
 
 
 @contextlib.contextmanager
@@ -162,6 +159,16 @@ class ReflectorSettings:
     #: try a streaming list (sendInitialEvents) before list+watch; off by default because a server
     #: without the feature costs one rejected request per resource (W17)
     watch_list: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ListRetry:
+    """How long a one-shot list (``hpctop jobs --kubeconfig ...``) keeps trying: the reflector's
+    rules (W4, W7, W8), bounded, since a person or a script is waiting for the table."""
+
+    max_wait: float = 10.0  # seconds spent waiting in all (Retry-After, backoff) before giving up
+    max_restarts: int = 3  # 410 on a ``continue`` page: restarts from the first page
+    max_server_errors: int = 3  # 5xx (or a page that is not a list) retried this many times
 
 
 class _Relist(Exception):
@@ -355,6 +362,48 @@ class Reflector:
 
     # -- list -----------------------------------------------------------------------------------
 
+    async def list_once(self, rules: ListRetry | None = None) -> str:
+        """:meth:`relist` with the loop's list rules, bounded: the one-shot commands' read.
+
+        A 410 on a ``continue`` page starts over from page 1 (a consistent read; nothing of the
+        abandoned pages is kept, so no page is mixed from two snapshots, W4); a 429 waits at least
+        ``Retry-After`` (W7); a 5xx backs off (W8). Waiting stops after ``rules.max_wait`` seconds
+        in all, and the last error is raised with what was tried. Everything else (403, 404,
+        401, unreachable, a read timeout) is raised at once: the caller decides.
+        """
+        rules = rules or ListRetry()
+        waited = 0.0
+        restarts = server_errors = 0
+        while True:
+            try:
+                return await self.relist()
+            except Gone as exc:
+                restarts += 1
+                if restarts > rules.max_restarts:
+                    exc.detail = f"{exc.detail} (the list was restarted {rules.max_restarts} times)"
+                    raise
+                log.info("%s: %s; listing again from the first page", self.spec.kind, exc.detail)
+                continue
+            except TooManyRequests as exc:
+                delay = max(exc.retry_after or 0.0, self.backoff.next())
+                failure: ApiError = exc
+            except ServerError as exc:
+                server_errors += 1
+                if server_errors > rules.max_server_errors:
+                    exc.detail = f"{exc.detail} (tried {server_errors} times)"
+                    raise
+                delay = max(exc.retry_after or 0.0, self.backoff.next())
+                failure = exc
+            if waited + delay > rules.max_wait:
+                failure.detail = (
+                    f"{failure.detail} (the server asks to wait {delay:g} s more; "
+                    f"a one-shot read waits at most {rules.max_wait:g} s)"
+                )
+                raise failure
+            log.info("%s: %s; retrying in %.1fs", self.spec.kind, failure.detail, delay)
+            waited += delay
+            await asyncio.sleep(delay)
+
     async def relist(self) -> str:
         """Read every page, then replace the resource in the store in one step; return the RV."""
         self._update(lists=self.status.lists + 1)
@@ -366,41 +415,19 @@ class Reflector:
         kind = self.spec.kind
         while True:
             body = await self.client.get(path, params)
-            if kind in WHOLE_PAGE_KINDS:
-                # One validation pass over the page (PERFORMANCE.md P1, P4): no re-serialising.
-                with gc_paused():
-                    try:
-                        decoded = decode_list(kind, body)
-                    except DecodeError:
-                        raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
-                objects.extend(decoded.objects)
-                for reason in decoded.skipped:
-                    self.store.skipped[reason[:200]] += 1
-                token: object = decoded.continue_token
-                page_rv: object = decoded.resource_version
-                await asyncio.sleep(0)  # let the console breathe between pages
-            else:
+            # One decode pass over the page (PERFORMANCE.md P1, P4), every kind; a bad item is
+            # skipped and noted, only a page that is no list at all fails the read.
+            with gc_paused():
                 try:
-                    page = orjson.loads(body)
-                    metadata = page.get("metadata") or {}
-                    items = page.get("items") or []
-                except (orjson.JSONDecodeError, AttributeError):
+                    decoded = decode_list(kind, body, self.spec.api_version)
+                except DecodeError:
                     raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
-                for index, item in enumerate(items):
-                    if not isinstance(item, dict):
-                        self.store.skipped[f"{kind}: list item is not an object"] += 1
-                        continue
-                    # list items carry no kind; the workload decoder needs it
-                    item.setdefault("kind", kind)
-                    item.setdefault("apiVersion", self.spec.api_version)
-                    try:
-                        objects.append(decode_object(kind, orjson.dumps(item)))
-                    except DecodeError as exc:
-                        self.store.skipped[f"{kind}: {exc.detail}"[:200]] += 1
-                    if index % 500 == 499:
-                        await asyncio.sleep(0)  # let the console breathe during a big list
-                token = metadata.get("continue")
-                page_rv = metadata.get("resourceVersion")
+            objects.extend(decoded.objects)
+            for error in decoded.skipped:
+                self.store.skip(error, kind)
+            token: object = decoded.continue_token
+            page_rv: object = decoded.resource_version
+            await asyncio.sleep(0)  # let the console breathe between pages
             if not token:
                 rv = str(page_rv or "")
                 break
@@ -518,7 +545,7 @@ class Reflector:
         except DecodeError as exc:
             if b'"ERROR"' in line:
                 self._raise_in_stream_error(line)
-            self._bad(exc.detail)
+            self._bad(exc)
             return None
         if event.type is EventType.BOOKMARK:
             if INITIAL_EVENTS_END in line and _ends_initial_events(line):
@@ -544,13 +571,14 @@ class Reflector:
         except DecodeError as exc:
             if b'"ERROR"' in line:
                 self._raise_in_stream_error(line)
-            self._bad(exc.detail)
+            self._bad(exc)
             return None
         self.store.apply(event)
         return event.resource_version
 
-    def _bad(self, detail: str) -> None:
-        self.store.skipped[f"{self.spec.kind}: {detail}"[:200]] += 1
+    def _bad(self, problem: str | DecodeError) -> None:
+        error = problem if isinstance(problem, DecodeError) else DecodeError(problem, kind=self.spec.kind)
+        self.store.skip(error, self.spec.kind)
         self._update(bad_lines=self.status.bad_lines + 1)
 
     def _raise_in_stream_error(self, line: bytes) -> None:

@@ -128,7 +128,12 @@ class ApiResponse:
         )
 
 
-def _connection_error(exc: BaseException, what: str) -> KubeError:
+def _connection_error(exc: BaseException, what: str, read_timeout: float | None = None) -> KubeError:
+    if read_timeout is not None and isinstance(exc, aiohttp.ServerTimeoutError | asyncio.TimeoutError):
+        return ServerUnreachable(
+            f"{what}: no answer from the API server within {read_timeout:g} s "
+            "(the request timeout: HPCTOP_REQUEST_TIMEOUT or request_timeout in the config file)"
+        )
     if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
         return CertificateError(f"{what}: {exc}")
     if isinstance(exc, aiohttp.ClientPayloadError):
@@ -287,7 +292,7 @@ class KubeClient:
                 server_hostname=self.connection.server_hostname,
             )
         except _NETWORK_ERRORS as exc:
-            raise _connection_error(exc, path) from None
+            raise _connection_error(exc, path, read_timeout) from None
         try:
             yield response
         finally:
@@ -353,7 +358,7 @@ class KubeClient:
             try:
                 return await response.read()
             except _NETWORK_ERRORS as exc:
-                raise _connection_error(exc, path) from None
+                raise _connection_error(exc, path, self._read_timeout) from None
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str, params: Mapping[str, str]) -> AsyncIterator[AsyncIterator[bytes]]:

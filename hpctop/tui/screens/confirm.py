@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -62,7 +62,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
-            yield Static(self._body, id="confirm-body")
+            with VerticalScroll(id="confirm-scroll"):  # a long preview scrolls; the buttons stay
+                yield Static(self._body, id="confirm-body")
             with Horizontal(classes="modal-buttons"):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error", disabled=not self._can_confirm)
                 yield Button("Cancel (n)", id="confirm-no")

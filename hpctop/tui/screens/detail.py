@@ -22,7 +22,7 @@ from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
-from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta
+from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 
 if TYPE_CHECKING:
@@ -44,13 +44,15 @@ def detail_text(
     audit: Sequence[AuditRecord] | None = None,
     events: Sequence[EventRow] | None = None,
     scheduler_position: str | None = None,
+    order: int | None = None,
 ) -> Text:
     """The detail body. ``audit``: the local audit log's records of this job (live sessions only),
     shown under the console's own journal so a request's intent, outcome and ``Audit-Id`` are at
     hand; ``None`` (the simulator) leaves that part out. ``events``: the Kubernetes Events of the
     job's owner and pods (live sessions only, fetched in the background), likewise.
     ``scheduler_position``: where the cluster's own scheduler says the job waits (Kueue's visibility
-    API), shown beside hpctop's own position; cluster text, so sanitised here."""
+    API), shown beside hpctop's own position; cluster text, so sanitised here. ``order``: the job's
+    ORDER as the jobs pane shows it (its place among the jobs still waiting)."""
     t = Text()
     if job is None:
         # A cancelled job leaves the cluster; what was done to it (and the server's answers) stays.
@@ -62,8 +64,15 @@ def detail_text(
     t.append(f"   ({_s(job.owner_kind, 64)}, {job.kind.value})\n")
     t.append(f"user {_s(job.user)}  namespace {_s(job.namespace)}  uid {_s(job.uid, 64)}\n")
     part = plan.partition if plan and plan.partition else job.partition
-    t.append(f"queue {_s(job.queue or '-')}  partition {_s(part or '-')}  ")
-    t.append(f"priority class {_s(job.priority_class or '-')} value {job.priority_value}\n")
+    held = is_held(job, plan)
+    t.append(f"queue {_s(job.queue or '-')}  ")
+    if part and "," in part:  # the core joins the partitions a waiting job may use
+        when = "once released" if held else "when it starts"
+        t.append(f"eligible partitions {_s(part.replace(',', ', '))} (one, {when})  ")
+    else:
+        t.append(f"partition {_s(part or '-')}  ")
+    value = "-" if job.priority_value is None else str(job.priority_value)
+    t.append(f"priority class {_s(job.priority_class or '-')} (value {value})\n")
     t.append(f"submitted {fmt_clock(job.submit_time)}")
     if job.start_time is not None:
         t.append(
@@ -96,11 +105,17 @@ def detail_text(
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
                 t.append("\n")
-        if plan is not None and plan.order is not None:
-            t.append(f"  position {plan.order + 1} among pending jobs\n")
+        if order is not None and not held:
+            t.append(f"  ORDER {order}: the scheduler tries it {order}. among the jobs waiting\n")
+        elif plan is not None and plan.order is not None and not held:
+            t.append(f"  tried {plan.order + 1}. in the scheduler's last pass over the pending jobs\n")
+        elif held:
+            t.append("  not in the scheduler's order while held: release it (u) to queue it again\n")
         if scheduler_position:
             t.append(f"  {_s(scheduler_position, 200)}\n")
-        if plan is not None:
+        if plan is not None and held:
+            t.append("  ETA none while held\n")
+        elif plan is not None:
             t.append(f"  ETA {fmt_eta(plan.eta, now) or 'unknown'}")
             if plan.eta is not None:
                 t.append(f" ({fmt_clock(plan.eta)})")
@@ -111,20 +126,33 @@ def detail_text(
     if plan is not None:
         t.append("\nPriority (like sprio)\n", style="bold underline")
         t.append(f"  {'factor':<12}{'value':>8}{'weighted':>10}\n", style="dim")
-        for name, value in plan.priority.factors.items():
+        for name, factor in plan.priority.factors.items():
             weighted = plan.priority.weighted.get(name, 0.0)
-            t.append(f"  {_s(name, 12):<12}{value:>8.3f}{weighted:>10.0f}\n")
-        t.append(f"  {'total':<12}{'':>8}{plan.priority.total:>10}\n", style="bold")
+            t.append(f"  {_s(name, 12):<12}{factor:>8.3f}{weighted:>10.0f}\n")
+        summed = round(sum(plan.priority.weighted.values()))
+        if held and plan.priority.total != summed:
+            # Slurm sets a held job's priority to 0; the factors say what it gets back on release
+            t.append(f"  {'sum':<12}{'':>8}{summed:>10}\n")
+            t.append(f"  {'total':<12}{'':>8}{plan.priority.total:>10}", style="bold")
+            t.append("  (0 while held, as Slurm; the sum above once released)\n")
+        else:
+            t.append(f"  {'total':<12}{'':>8}{plan.priority.total:>10}\n", style="bold")
 
     pods: list[Pod] = snapshot.job_pods(job)
     t.append("\nPods\n", style="bold underline")
     if not pods:
         t.append("  (none)\n")
     for pod in pods[:200]:
-        idx = ",".join(map(str, pod.gpu_indices)) or "-"
-        t.append(
-            f"  {_s(pod.name, 80):<32} {pod.phase:<10} node {_s(pod.node_name or '-', 64):<16} GPUs {idx}"
+        # indices, labelled: "GPUs 0" read as "no GPUs" when it meant GPU number 0
+        indices = pod.gpu_indices
+        gpus = (
+            f"GPU #{indices[0]}"
+            if len(indices) == 1
+            else f"GPUs #{','.join(map(str, indices))}"
+            if indices
+            else "GPU # -"
         )
+        t.append(f"  {_s(pod.name, 80):<32} {pod.phase:<10} node {_s(pod.node_name or '-', 64):<16} {gpus}")
         if pod.restart_count:
             t.append(f" restarts {pod.restart_count}")
         t.append("\n")
@@ -171,10 +199,23 @@ def detail_text(
     return t
 
 
+#: seconds between a journal entry and an audit record of the same action that make them one
+SAME_ACTION_WITHIN = 120.0
+
+
 def _actions_section(t: Text, journal: list[JournalEntry], audit: Sequence[AuditRecord] | None) -> None:
     t.append("\nActions from this console\n", style="bold underline")
+    # An action this console sent is in the audit log too (intent and outcome, with the server's
+    # answer): listed there, it is not repeated here; what never reached the log (refused before
+    # sending) stays.
+    if audit:
+        journal = [
+            e
+            for e in journal
+            if not any(r.action == e.action and abs(r.ts - e.at) <= SAME_ACTION_WITHIN for r in audit)
+        ]
     if not journal:
-        t.append("  (none)\n")
+        t.append("  (none)\n" if not audit else "  (in the audit log below)\n")
     for e in journal:
         t.append(f"  {fmt_clock(e.at)} {e.action:<8} {'ok' if e.ok else 'FAILED'}  ")
         t.append(sanitize_display(e.message, cap=400))

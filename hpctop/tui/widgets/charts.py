@@ -1,73 +1,145 @@
 """Charts of the recent past, drawn by plotext through textual-plotext.
 
-Each plot is a ``PlotextPlot`` with ``theme="auto"`` so it follows the app theme; data comes from
-``hpctop.model.history.History`` (ring buffers filled once per tick), and plots redraw only when the
-history got a new sample and the pane is shown. Series labels are partition and queue names, which
-come from cluster configuration: they are sanitised, and plotext draws them as plain characters.
+Each plot is a ``PlotextPlot`` with ``theme="auto"`` so its frame follows the app theme; the series
+take the theme's own queue colours (``queue-color-*``; the colour-blind theme's are Okabe-Ito), so
+no theme is left with plotext's red/green defaults. Data comes from
+``hpctop.model.history.History`` (ring buffers filled once per tick); plots redraw only when the
+history got a new sample and the pane is shown.
+
+What the charts must not do (issue 15): drop series silently (every partition and queue counts: the
+largest few by name, the rest summed as "other"), draw a legend over the lines (each chart's legend
+is a line of its own under it), leave out units (each title says what is counted and in what), or
+start an axis below zero (counts and waits are never negative: the y axes start at 0 and the wait
+histogram's bins start at 0 minutes).
+
+Series labels are partition and queue names, which come from cluster configuration: they are
+sanitised, and drawn as plain text (plotext's characters, Rich ``Text`` for the legend).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from itertools import pairwise
+
+from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.color import Color, ColorParseError
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from hpctop.model.history import History
 from hpctop.tui.sanitize import sanitize_display
+from hpctop.tui.themes import DEFAULT_VARIABLES
 
-MAX_SERIES = 6
+#: series drawn per chart: the largest ones by name, and one "other" for the rest
+MAX_SERIES = 5
+OTHER = "other"
+WAIT_BINS = 12
+
+
+def top_series(series: Mapping[str, list[float]], n: int = MAX_SERIES) -> dict[str, list[float]]:
+    """The ``n`` series with the largest latest value (ties by name), plus ``other``: the sum of
+    the rest, point by point, so every series is counted somewhere."""
+    ranked = sorted(series.items(), key=lambda kv: (-(kv[1][-1] if kv[1] else 0.0), kv[0]))
+    if len(ranked) <= n + 1:
+        return dict(ranked)
+    out = dict(ranked[:n])
+    rest = [values for _, values in ranked[n:]]
+    out[OTHER] = [sum(points) for points in zip(*rest, strict=True)]
+    return out
+
+
+def wait_histogram(waits_minutes: list[float], bins: int = WAIT_BINS) -> tuple[list[float], list[int], float]:
+    """(left edges, counts, bin width) of waits in minutes, bins from 0 (waits are never negative)."""
+    top = max(waits_minutes, default=0.0)
+    width = top / bins if top > 0 else 1.0
+    counts = [0] * bins
+    for w in waits_minutes:
+        counts[min(int(max(w, 0.0) / width), bins - 1)] += 1
+    return [i * width for i in range(bins)], counts, width
 
 
 class ChartsPane(Horizontal):
     def compose(self) -> ComposeResult:
-        yield PlotextPlot(id="chart-alloc")
-        yield PlotextPlot(id="chart-pending")
-        yield PlotextPlot(id="chart-throughput")
-        yield PlotextPlot(id="chart-waits")
+        for name in ("alloc", "pending", "throughput", "waits"):
+            with Vertical(classes="chart"):
+                yield PlotextPlot(id=f"chart-{name}")
+                yield Static(id=f"legend-{name}", classes="chart-legend")
+
+    def _colours(self) -> list[tuple[int, int, int]]:
+        variables = self.app.theme_variables
+        out = []
+        for i in range(8):
+            raw = variables.get(f"queue-color-{i}") or DEFAULT_VARIABLES.get(f"queue-color-{i}", "#888888")
+            try:
+                out.append(Color.parse(raw).rgb)
+            except ColorParseError:
+                out.append((136, 136, 136))
+        return out
+
+    def _legend(self, name: str, labels: list[str], colours: list[tuple[int, int, int]]) -> None:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        for i, label in enumerate(labels):
+            r, g, b = colours[i % len(colours)]
+            t.append("■", style=f"rgb({r},{g},{b})")
+            t.append(label + " ")
+        self.query_one(f"#legend-{name}", Static).update(t)
 
     def update_from(self, history: History) -> None:
         if not self.display:
             return
+        colours = self._colours()
         t0 = history.samples[0].t if history.samples else 0.0
 
         def rel(ts: list[float]) -> list[float]:
             return [(t - t0) / 60 for t in ts]  # minutes since the first sample
 
-        alloc = self.query_one("#chart-alloc", PlotextPlot)
-        plt = alloc.plt
-        plt.clear_data()
-        plt.title("GPUs allocated / partition")
-        times, series = history.series("gpu_allocated")
-        for name, values in list(series.items())[:MAX_SERIES]:
+        def lines(name: str, title: str, series: dict[str, list[float]], times: list[float]) -> None:
+            plot = self.query_one(f"#chart-{name}", PlotextPlot)
+            plt = plot.plt
+            plt.clear_data()
+            plt.title(title)
+            labels = list(series)
             if len(times) > 1:
-                plt.plot(rel(times), values, label=sanitize_display(name, cap=16))
-        plt.xlabel("min")
-        alloc.refresh()
+                for i, label in enumerate(labels):
+                    plt.plot(rel(times), series[label], color=colours[i % len(colours)])
+                top = max((max(v) for v in series.values() if v), default=0.0)
+                plt.ylim(0, max(top * 1.05, 1.0))
+            plt.xlabel("minutes")
+            self._legend(name, labels, colours)
+            plot.refresh()
 
-        pending = self.query_one("#chart-pending", PlotextPlot)
-        plt = pending.plt
-        plt.clear_data()
-        plt.title("pending jobs / queue")
-        times, series = history.series("pending")
-        for name, values in sorted(series.items(), key=lambda kv: -kv[1][-1] if kv[1] else 0)[:MAX_SERIES]:
-            if len(times) > 1:
-                plt.plot(rel(times), values, label=sanitize_display(name.rsplit(".", 1)[-1], cap=16))
-        pending.refresh()
+        times, alloc = history.series("gpu_allocated")
+        shown = {sanitize_display(k, cap=16): v for k, v in top_series(alloc).items()}
+        lines("alloc", "GPUs in use, by partition", shown, times)
 
-        thr = self.query_one("#chart-throughput", PlotextPlot)
-        plt = thr.plt
-        plt.clear_data()
-        plt.title("jobs started / finished")
+        times, pending = history.series("pending")
+        queues = {sanitize_display(k.rsplit(".", 1)[-1], cap=16): v for k, v in top_series(pending).items()}
+        lines("pending", "pending jobs, by queue", queues, times)
+
         times, started, finished = history.throughput()
-        if len(times) > 1:
-            plt.plot(rel(times), [float(v) for v in started], label="started")
-            plt.plot(rel(times), [float(v) for v in finished], label="finished")
-        thr.refresh()
+        # per minute, not per recorded interval (intervals follow the tick and the speed)
+        gaps = [max(b - a, 1e-9) / 60 for a, b in pairwise(times)]
+        rates = {
+            "started": [v / g for v, g in zip(started[1:], gaps, strict=True)],
+            "finished": [v / g for v, g in zip(finished[1:], gaps, strict=True)],
+        }
+        lines("throughput", "jobs started / finished per minute", rates, times[1:])
 
-        waits = self.query_one("#chart-waits", PlotextPlot)
-        plt = waits.plt
+        plot = self.query_one("#chart-waits", PlotextPlot)
+        plt = plot.plt
         plt.clear_data()
-        plt.title("wait time (min)")
-        if history.waits:
-            plt.hist([w / 60 for w in history.waits], bins=20)
-        waits.refresh()
+        plt.title("jobs by wait (submit to start)")
+        waits = [w / 60 for w in history.waits]
+        if waits:
+            edges, counts, width = wait_histogram(waits)
+            plt.bar([e + width / 2 for e in edges], counts, width=0.9, color=colours[0])
+            top = edges[-1] + width
+            plt.xlim(0, top)
+            ticks = [0.0, top / 2, top]
+            plt.xticks(ticks, [f"{t:.0f}" if top >= 3 else f"{t:.1f}" for t in ticks])
+            plt.ylim(0, max(max(counts) * 1.05, 1.0))
+        plt.xlabel("minutes waited")
+        self.query_one("#legend-waits", Static).update(Text(f"{len(waits)} started jobs", no_wrap=True))
+        plot.refresh()

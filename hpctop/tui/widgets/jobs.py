@@ -34,7 +34,16 @@ from hpctop.model.objects import JobKey
 from hpctop.tui.colors import Palette, state_var
 from hpctop.tui.jobindex import JobIndex, index_of_key, locate
 from hpctop.tui.keymap import bindings
-from hpctop.tui.rows import COLUMN_NAMES, COLUMNS, STATE_FILTERS, Filters, JobRow, cells
+from hpctop.tui.rows import (
+    COLUMNS,
+    STATE_FILTERS,
+    Column,
+    Filters,
+    JobRow,
+    cells,
+    fit_columns,
+    waiting_ranks,
+)
 from hpctop.tui.sanitize import fit_cells
 
 #: drawn lines kept (a few screens' worth; the cache is dropped whole when full)
@@ -52,6 +61,7 @@ class Prepared:
     #: the row under the cursor when this was prepared, and where its job is in ``view``
     cursor_row: JobRow | None = None
     cursor_at: int | None = None
+    ranks: dict[JobKey, int] | None = None
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -78,16 +88,21 @@ class JobsTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.rows: list[JobRow] = []
         self.view: list[JobRow] = []
+        #: each waiting job's ORDER as shown (its place among the jobs still waiting)
+        self.ranks: dict[JobKey, int] = {}
+        self._ranked: list[JobRow] | None = None
         self.cursor = 0
         self.marked: set[JobKey] = set()
-        self.sort_column = "PRIO"
-        self.reverse = True
+        # the scheduler's own order first: pending jobs as the core tries them, then the rest
+        self.sort_column = "ORDER"
+        self.reverse = False
         self.filters = Filters()
         self.now = 0.0
         self.me = user or os.environ.get("USER") or ""
         self._palette = Palette()
         self._queues: list[str] = []
-        self._widths = [c.width for c in COLUMNS]
+        #: the columns that fit the pane's width: (index in COLUMNS, column, width)
+        self._shown: list[tuple[int, Column, int]] = self._fit(200)
         self.read_only = False
         self.index = JobIndex()
         self._prepared: Prepared | None = None
@@ -96,6 +111,28 @@ class JobsTable(ScrollView, can_focus=True):
         #: drawn lines by what they show (row, its texts, cursor, mark, focus, theme, scroll, width):
         #: a publish or a sort that leaves a line's content as it was reuses its strip
         self._lines: dict[tuple[object, ...], tuple[JobRow, Strip]] = {}
+
+    @staticmethod
+    def _fit(width: int) -> list[tuple[int, Column, int]]:
+        at = {c.name: i for i, c in enumerate(COLUMNS)}
+        return [(at[c.name], c, w) for c, w in fit_columns(width)]
+
+    @property
+    def _widths(self) -> list[int]:
+        return [w for _, _, w in self._shown]
+
+    @property
+    def shown_columns(self) -> list[str]:
+        return [c.name for _, c, _ in self._shown]
+
+    def row_visible(self) -> bool:
+        """Whether the cursor's row is on screen: the pane is shown, has room for rows and the
+        cursor is inside the scrolled window (an action must not act on a row nobody can see)."""
+        if not self.display or self.current is None or not self.region.height:
+            return False
+        body = self.content_region.height - 1  # the header line
+        top = int(self.scroll_y)
+        return body > 0 and top <= self.cursor < top + body
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -115,7 +152,7 @@ class JobsTable(ScrollView, can_focus=True):
             # (O(n), 15-45 ms at 100k) is paid here rather than on the UI thread
             row = self.current
             at = None if row is None else locate(view, row, spec[1], spec[2], now)
-            self._prepared = Prepared(rows, index, spec, view, row, at)
+            self._prepared = Prepared(rows, index, spec, view, row, at, waiting_ranks(rows))
 
     def set_rows(self, rows: list[JobRow], now: float, *, resort: bool = True) -> None:
         """New rows from a snapshot; the cursor stays on the same job when it is still shown."""
@@ -127,6 +164,11 @@ class JobsTable(ScrollView, can_focus=True):
         self.rows = rows
         self.now = now
         prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.rows is rows and prepared.ranks is not None:
+            self.ranks = prepared.ranks
+        elif rows is not self._ranked:
+            self.ranks = waiting_ranks(rows)
+        self._ranked = rows
         if prepared is not None and prepared.rows is rows:
             self.index = prepared.index
             if not resort:
@@ -159,7 +201,7 @@ class JobsTable(ScrollView, can_focus=True):
             if at is not None:
                 self.cursor = at
         self.cursor = min(self.cursor, max(len(self.view) - 1, 0))
-        self.virtual_size = Size(sum(self._widths) + len(self._widths) + 2, len(self.view) + 1)
+        self._size_virtual()
         self._keep_cursor_visible()
         self.refresh()
         self.post_message(self.ViewChanged())
@@ -208,6 +250,9 @@ class JobsTable(ScrollView, can_focus=True):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return not (self.read_only and action == "mark")
 
+    def _size_virtual(self) -> None:
+        self.virtual_size = Size(sum(self._widths) + len(self._widths) + 2, len(self.view) + 1)
+
     def _keep_cursor_visible(self) -> None:
         body = max(self.size.height - 1, 1)
         top = int(self.scroll_y)
@@ -249,12 +294,15 @@ class JobsTable(ScrollView, can_focus=True):
         self._move_to(self.cursor + 1)
 
     def action_sort_next(self) -> None:
-        i = COLUMN_NAMES.index(self.sort_column)
-        self.sort_by(COLUMN_NAMES[(i + 1) % len(COLUMN_NAMES)])
+        """Sort by the next column on screen (a column the width dropped is skipped)."""
+        names = self.shown_columns
+        i = names.index(self.sort_column) if self.sort_column in names else -1
+        self.sort_by(names[(i + 1) % len(names)])
 
     def sort_by(self, column: str, reverse: bool | None = None) -> None:
         if reverse is None:
-            reverse = not self.reverse if column == self.sort_column else column in ("PRIO", "GPUS", "TIME")
+            descending = column in ("PRIO", "GPUS", "TIME", "WAIT")
+            reverse = not self.reverse if column == self.sort_column else descending
         self.sort_column = column
         self.reverse = reverse
         self._reapply()
@@ -290,7 +338,7 @@ class JobsTable(ScrollView, can_focus=True):
 
     def column_at(self, x: int) -> str | None:
         x += int(self.scroll_x) - 2
-        for col, width in zip(COLUMNS, self._widths, strict=True):
+        for _, col, width in self._shown:
             if 0 <= x < width + 1:
                 return col.name
             x -= width + 1
@@ -313,6 +361,12 @@ class JobsTable(ScrollView, can_focus=True):
                 self.action_detail()
 
     def on_resize(self, event: events.Resize) -> None:
+        shown = self._fit(max(self.content_region.width - 2, 1))
+        if shown != self._shown:
+            self._shown = shown
+            self._lines.clear()
+            self._size_virtual()
+            self.refresh()
         self._keep_cursor_visible()
 
     # -- drawing ---------------------------------------------------------------------------------
@@ -320,7 +374,7 @@ class JobsTable(ScrollView, can_focus=True):
     def _header(self) -> list[Segment]:
         style = self._palette.style(self.app, fg="primary", bold=True)
         segs = [Segment("  ", style)]
-        for col, width in zip(COLUMNS, self._widths, strict=True):
+        for _, col, width in self._shown:
             label = col.name
             if col.name == self.sort_column:
                 label += "▼" if self.reverse else "▲"
@@ -338,7 +392,7 @@ class JobsTable(ScrollView, can_focus=True):
                 return Strip.blank(width, self.rich_style)
             row = self.view[index]
             is_cursor = index == self.cursor
-            texts = cells(row, self.now)
+            texts = cells(row, self.now, self.ranks.get(row.key))
             key = (
                 id(row),
                 texts,
@@ -377,17 +431,16 @@ class JobsTable(ScrollView, can_focus=True):
         marked = row.key in self.marked
         segs = [Segment("* " if marked else "  ", base + pal.style(app, fg="accent", bold=True))]
         if texts is None:
-            texts = cells(row, self.now)
+            texts = cells(row, self.now, self.ranks.get(row.key))
         state_style = base + pal.style(app, fg=state_var(row.state))
-        for i, (col, width, text) in enumerate(zip(COLUMNS, self._widths, texts, strict=True)):
+        for i, col, width in self._shown:
+            text = texts[i]
             style = base
             if col.name in ("ST", "REASON") or (col.name == "ETA" and text):
                 style = state_style
-            elif col.name == "ID" and marked:
+            elif col.name == "JOB" and marked:
                 style = base + pal.style(app, fg="accent")
-            segs.append(
-                Segment(_fit(text, width, col.align == "right") + (" " if i < len(COLUMNS) else ""), style)
-            )
+            segs.append(Segment(_fit(text, width, col.align == "right") + " ", style))
         return segs
 
     def status_line(self) -> str:

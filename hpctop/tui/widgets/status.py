@@ -29,6 +29,7 @@ class StatusInfo:
     stale: bool
     nodes: int
     nodes_down: int
+    gpus_used: float
     gpus_free: float
     gpus_total: float
     running: int
@@ -42,36 +43,63 @@ class StatusInfo:
 
 class StatusBar(Static):
     _shown: tuple[str, tuple[object, ...]] | None = None
+    _last: tuple[StatusInfo, dict[str, str]] | None = None
 
     def show(self, info: StatusInfo, colours: dict[str, str]) -> None:
-        t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(" hpctop ", style=f"bold reverse {colours.get('primary', '')}")
-        t.append(" ")
-        t.append(sanitize_display(info.source, cap=60), style="bold")
-        fresh = not info.connection.startswith("stale")
-        t.append(f"  {info.connection}", style=colours.get("success", "") if fresh else "")
+        """The bar, its parts in order of importance: what does not fit the width is left out
+        from the least important up (the READ-ONLY and STALE badges always stay)."""
+        self._last = (info, colours)
+        parts: list[tuple[int, Text]] = []  # (priority: lower stays longer, text)
+
+        def part(priority: int, text: str, style: str = "") -> Text:
+            piece = Text(text, style=style)
+            parts.append((priority, piece))
+            return piece
+
+        part(0, " hpctop ", f"bold reverse {colours.get('primary', '')}")
+        if info.read_only:
+            part(0, " READ-ONLY ", f"bold reverse {colours.get('read-only', '')}")
         age = "age " + (fmt_duration(info.age) if info.age >= 1 else "<1s")
         if info.stale:
-            t.append("  STALE ", style=f"bold reverse {colours.get('stale', '')}")
-            t.append(age)
-        else:
-            t.append(f"  {age}")
-        t.append(f"  │ nodes {info.nodes}")
+            part(0, " STALE ", f"bold reverse {colours.get('stale', '')}")
+        part(3, sanitize_display(info.source, cap=60), "bold")
+        fresh = not info.connection.startswith("stale")
+        part(5, info.connection, colours.get("success", "") if fresh else "")
+        part(1, age)
+        part(1, f"GPUs {_n(info.gpus_used)}/{_n(info.gpus_total)} used")
+        part(4, f"{_n(info.gpus_free)} free")
+        jobs = part(1, "")
+        jobs.append(f"R {info.running}", style=colours.get("job-running", ""))
+        jobs.append("  ")
+        jobs.append(f"PD {info.pending}", style=colours.get("job-pending", ""))
+        nodes = part(3, f"nodes {info.nodes}")
         if info.nodes_down:
-            t.append(f" (✕{info.nodes_down})", style=colours.get("gpu-down", ""))
-        t.append(f"  GPUs {info.gpus_free:g}/{info.gpus_total:g} free")
-        t.append("  │ ")
-        t.append(f"R {info.running}", style=colours.get("job-running", ""))
-        t.append("  ")
-        t.append(f"PD {info.pending}", style=colours.get("job-pending", ""))
+            nodes.append(f" (✕{info.nodes_down} down)", style=colours.get("gpu-down", ""))
         if info.simulated:
-            t.append(f"  │ {fmt_clock(info.clock)}  ×{info.speed:g}")
-            if info.paused:
-                t.append("  PAUSED", style="bold")
-        if info.read_only:
-            t.append("  ")
-            t.append(" READ-ONLY ", style=f"bold reverse {colours.get('read-only', '')}")
+            part(2, f"×{info.speed:g}" + ("  PAUSED" if info.paused else ""), "bold" if info.paused else "")
+            part(4, fmt_clock(info.clock))
+        width = self.size.width or 200
+        kept = list(parts)
+        while len(kept) > 1 and sum(p.cell_len + 2 for _, p in kept) > width:
+            drop = max(range(len(kept)), key=lambda i: (kept[i][0], i))
+            if kept[drop][0] == 0:
+                break
+            del kept[drop]
+        t = Text(no_wrap=True, overflow="ellipsis")
+        for i, (_, piece) in enumerate(kept):
+            if i:
+                t.append("  ")
+            t.append_text(piece)
         shown = (t.plain, tuple(t.spans))
         if shown != self._shown:
             self._shown = shown
             self.update(t)
+
+    def on_resize(self) -> None:
+        if self._last is not None:  # what fits changed with the width
+            self.show(*self._last)
+
+
+def _n(gpus: float) -> str:
+    """GPUs as the panes write them: whole numbers plain, fractions (shared GPUs) to 2 places."""
+    return f"{round(gpus, 2):g}"

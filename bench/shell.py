@@ -1,0 +1,93 @@
+"""S1 shell answers (issue 15): ``hpctop --help``, ``version`` and ``jobs --demo --at T``.
+
+Each figure is the wall time of a fresh ``python -m hpctop`` process (imports included, as a user
+waits for them), the median of several runs. ``jobs --demo`` is timed cold (an empty answer
+cache: the simulation runs to ``--at``) and warm (the same command again: the answer comes from
+the cache of :mod:`hpctop.tables.cache`); the warm bytes are checked to be the cold ones. The
+cache is a temporary directory (``HPCTOP_CACHE_DIR``), never the user's. Goals: help and version
+under 0.3 s, warm under 1 s; cold is printed (it is the simulation's cost, PERFORMANCE.md P7).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.common import Verdict
+
+HELP_GOAL_S = 0.3
+WARM_GOAL_S = 1.0
+_REPO = Path(__file__).resolve().parent.parent
+
+
+def _run(argv: Sequence[str], env: dict[str, str]) -> tuple[float, bytes]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "hpctop", *argv], capture_output=True, env=env, cwd=_REPO, check=False
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"hpctop {' '.join(argv)} exited {done.returncode}: {done.stderr[-300:]!r}")
+    return elapsed, done.stdout
+
+
+def run(repeats: int = 5, at: int = 3600, cold_repeats: int = 3) -> Verdict:
+    """Median wall times of help, version, and jobs --demo --at ``at`` cold and warm."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("HPCTOP_")}
+    scratch = Path(tempfile.mkdtemp(prefix="hpctop-bench-shell-"))
+    try:
+        env = {**base, "XDG_CONFIG_HOME": str(scratch / "config")}
+        jobs = ["jobs", "--demo", "--seed", "1", "--at", str(at), "-o", "json"]
+        help_s = [_run(["--help"], env)[0] for _ in range(repeats)]
+        version_s = [_run(["version"], env)[0] for _ in range(repeats)]
+        cold_s: list[float] = []
+        warm_s: list[float] = []
+        for i in range(cold_repeats):
+            run_env = {**env, "HPCTOP_CACHE_DIR": str(scratch / f"cache-{i}")}
+            cold, first = _run(jobs, run_env)
+            cold_s.append(cold)
+            for _ in range(max(repeats // cold_repeats, 1)):
+                warm, again = _run(jobs, run_env)
+                if again != first:
+                    raise RuntimeError("the cached answer differs from the computed one")
+                warm_s.append(warm)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    med: Callable[[list[float]], float] = statistics.median
+    figures: dict[str, Any] = {
+        "help": med(help_s),
+        "version": med(version_s),
+        "cold": med(cold_s),
+        "warm": med(warm_s),
+    }
+    figure = (
+        f"--help {figures['help']:.2f} s, version {figures['version']:.2f} s, "
+        f"jobs --demo --at {at}: cold {figures['cold']:.1f} s, warm {figures['warm']:.2f} s"
+    )
+    passed = max(figures["help"], figures["version"]) < HELP_GOAL_S and figures["warm"] < WARM_GOAL_S
+    detail = (
+        f"goals: help/version < {HELP_GOAL_S} s, warm < {WARM_GOAL_S} s; "
+        f"medians of {repeats}, cold {cold_repeats}"
+    )
+    return Verdict("S1 shell", figure, passed, detail)
+
+
+def register(
+    sizes: dict[str, dict[str, tuple[float, ...]]],
+    runs: dict[str, Callable[..., Verdict]],
+    names: dict[str, str],
+) -> None:
+    """Add S1 to ``python -m bench`` (full, quick and smoke sizes)."""
+    sizes["full"]["S1"] = (5, 3600, 3)
+    sizes["quick"]["S1"] = (3, 600, 1)
+    sizes["smoke"]["S1"] = (1, 0, 1)
+    runs["S1"] = run
+    names["S1"] = "S1 shell"
