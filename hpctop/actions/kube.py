@@ -1347,11 +1347,11 @@ class KubeActions:
                     # Either the pod is gone, or this cluster serves no Eviction for it.
                     now = await self._read(target)
                     if now is None:
-                        return self._result(request, True, f"{target} already gone")
+                        return self._gone(request, target, seen, user)
                     steps[index + 1 : index + 1] = [self._delete_pod_step(target, seen.obj)]
                     continue
                 if request.kind == ActionKind.CANCEL:
-                    return self._result(request, True, f"{target} already gone")
+                    return self._gone(request, target, seen, user)
                 raise ActionFailed(f"{target} no longer exists{partial}")
             if status == 409:
                 await self._stale(request, target, seen, text, partial)
@@ -1387,6 +1387,16 @@ class KubeActions:
             message = f"{target}: {request.kind.value} sent, not yet confirmed by the controller"
             return self._result(request, True, message, tuple(done))
         return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
+
+    def _gone(self, request: ActionRequest, target: Target, seen: Seen, user: str) -> ActionResult:
+        """A cancel answered 404: the job was deleted meanwhile. Said so, and recorded as such (the
+        404 answer alone reads as a failure in the audit log)."""
+        message = f"{target} already gone: it was deleted before the cancel arrived (HTTP 404); nothing to do"
+        self._audit(
+            phase="result", user=user, action=request.kind.value, job="/".join(request.job), uid=seen.uid,
+            status=404, ok=True, message=message,
+        )  # fmt: skip
+        return self._result(request, True, message)
 
     async def _wait_evicted(
         self, request: ActionRequest, target: Target, seen: Seen, step: Step, user: str, done: list[str]
