@@ -723,4 +723,7 @@ def test_unschedulable_message_is_parsed_into_fragments() -> None:
     sibling = "cannot find enough sibling pods, current pods number: 5, minMember of group: 8"
     assert pod_reason(sibling)[0] == ReasonCode.GANG_INCOMPLETE
     assert pod_reason("podGroup hpc/mpi-bench failed recently")[0] == ReasonCode.GANG_TIMEOUT
-    assert parse_unschedulable("something else entirely") == ()
+    # a message no known plugin writes is Unschedulable with the message as its evidence (issue 11)
+    [unknown] = parse_unschedulable("something else entirely")
+    assert unknown.code == ReasonCode.UNSCHEDULABLE and unknown.detail == "something else entirely"
+    assert pod_reason("something else entirely")[0] == ReasonCode.UNSCHEDULABLE

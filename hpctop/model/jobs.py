@@ -37,7 +37,7 @@ from hpctop.model.objects import (
     Reason,
     Workload,
 )
-from hpctop.model.resources import Resources
+from hpctop.model.resources import ZERO, Resources
 from hpctop.model.states import JobState, ReasonCode
 
 SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
@@ -61,11 +61,17 @@ VOLCANO_PHASES = {
 }
 QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
+#: partitions of hpctop's own model a job may name. slurm-bridge's
+#: ``slurmjob.slinky.slurm.net/partition`` names a *Slurm* partition (SchedMD/slurm-bridge
+#: docs/workload.md), which Slurm validates: it is not read as an hpctop partition
 PARTITION_KEYS = (
     "hpctop.io/partition",
     "sunk.coreweave.com/partition",
-    "slurmjob.slinky.slurm.net/partition",
 )
+SLINKY_PARTITION = "slurmjob.slinky.slurm.net/partition"
+#: owners whose pods are node services (one per node), not jobs: the device plugin, GFD, DCGM
+#: exporter, CNI agents... They are shown per node and never as a job row
+NODE_SERVICE_KINDS = frozenset({"DaemonSet"})
 USER_KEYS = ("hpctop.io/user", "user")
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
 POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
@@ -249,6 +255,8 @@ def derive_job(
     ``None`` when there are neither pods nor an owner, and for an owner that is only a part of a
     bigger job (a JobSet's child Job) while it has no pods of its own.
     """
+    if key[1] in NODE_SERVICE_KINDS:
+        return None
     all_pods = sorted(pods, key=_BY_NAME)
     if workload is None and evidence is None and len(all_pods) == 1 and not all_pods[0].is_placeholder:
         return _derive_lone_pod(key, all_pods[0])
@@ -298,6 +306,11 @@ def _derive_general(
         members_count = len(members) or (workload.parallelism if workload else 0)
     members_count = max(members_count, 1)
     min_members = min(gang.min_member, members_count) if gang else 1
+    if gang is not None and evidence is not None and evidence.pod_group is not None:
+        # a PodGroup's minMember is the gang's size whatever number of pods exist yet: 3 pods of
+        # a minMember-4 group are a gang missing a member (coscheduling's "cannot find enough
+        # sibling pods"), not a complete gang of 3
+        min_members = gang.min_member
     state = _state(workload, members, min_members)
     live = [p for p in members if not p.is_terminal]
     reasons: tuple[Reason, ...] = ()
@@ -326,6 +339,7 @@ def _derive_general(
     )
     if workload is not None and (sample is None or state == JobState.HELD):
         per_member = workload.template_requests
+    requested_total = _requested_total(workload, members, members_count, evidence)
     starts = [p.started for p in members if p.started is not None]
     ends = [p.finished for p in members if p.finished is not None]
     submit = workload.created if workload is not None else min(p.created for p in members or all_pods)
@@ -391,7 +405,38 @@ def _derive_general(
         backend_objects=tuple(o.key for o in (evidence.kueue, evidence.pod_group) if o is not None)
         if evidence is not None
         else (),
+        requested_total=requested_total,
+        slurm_partition=_first((SLINKY_PARTITION,), labels, ann),
     )
+
+
+def _requested_total(
+    workload: Workload | None,
+    members: list[Pod],
+    members_count: int,
+    evidence: JobEvidence | None,
+) -> Resources | None:
+    """The job's whole request, summed per role (None when it is ``per_member`` x members).
+
+    First the owner's roles (Kubeflow replica specs, JobSet replicated jobs, vcjob tasks, LWS
+    leader and workers: each role's template times its replicas), then Kueue's pod sets (what
+    Kueue counts against quota, the only template a suspended TrainJob shows), then the pods
+    themselves when every member exists. One pod standing for all members made an MPI job
+    with a CPU-only launcher and GPU workers show 0 GPUs.
+    """
+    if workload is not None and workload.groups:
+        total = sum((g.requests.scale(g.replicas) for g in workload.groups), ZERO)
+        if total != ZERO:
+            return total
+    if evidence is not None and evidence.kueue is not None and not members:
+        sets = evidence.kueue.pod_sets
+        total = sum((ps.requests.scale(ps.count) for ps in sets), ZERO)
+        if total != ZERO:
+            return total
+    live = [p for p in members if not p.is_terminal]
+    if len(live) > 1 and len(live) == members_count and any(p.requests != live[0].requests for p in live):
+        return sum((p.requests for p in live), ZERO)
+    return None
 
 
 def _derive_lone_pod(key: JobKey, pod: Pod) -> Job:
@@ -452,6 +497,8 @@ def _derive_lone_pod(key: JobKey, pod: Pod) -> Job:
         reasons,
         (),
         (),
+        None,
+        _first((SLINKY_PARTITION,), labels, ann),
     )
 
 

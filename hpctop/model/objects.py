@@ -315,6 +315,12 @@ class Job:
     backends: tuple[str, ...] = ()
     #: the Kueue Workload, PodGroup, ... the job was joined with
     backend_objects: tuple[ObjectKey, ...] = ()
+    #: the whole job's request summed over its roles / pod templates / pods, when they differ
+    #: (an MPI job's CPU-only launcher and GPU workers); None: every member is ``per_member``
+    requested_total: Resources | None = None
+    #: the Slurm partition slurm-bridge is asked for (``slurmjob.slinky.slurm.net/partition``):
+    #: Slurm's, not one of hpctop's partitions, so kept apart from ``partition``
+    slurm_partition: str | None = None
 
     @property
     def id(self) -> str:
@@ -323,6 +329,8 @@ class Job:
 
     @property
     def requested(self) -> Resources:
+        if self.requested_total is not None:
+            return self.requested_total
         return self.per_member.scale(self.members)
 
     @property

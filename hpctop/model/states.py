@@ -92,6 +92,8 @@ class ReasonCode(StrEnum):
     CONSTRAINTS = "Constraints"
     NODE_UNAVAILABLE = "NodeUnavailable"
     TOPOLOGY = "Topology"
+    #: the scheduler refused it for a reason no known plugin states (its message is the evidence)
+    UNSCHEDULABLE = "Unschedulable"
     WAITING_FOR_SCHEDULING = "WaitingForScheduling"
     STARTING = "Starting"
 
@@ -119,6 +121,7 @@ _SLURM = {
     ReasonCode.CONSTRAINTS: "BadConstraints",
     ReasonCode.NODE_UNAVAILABLE: "ReqNodeNotAvail",
     ReasonCode.TOPOLOGY: "Resources",
+    ReasonCode.UNSCHEDULABLE: "BadConstraints",
     ReasonCode.WAITING_FOR_SCHEDULING: "None",
     ReasonCode.STARTING: "Prolog",
 }

@@ -37,6 +37,7 @@ from hpctop.model.backends.yunikorn import decode_queue_tree
 from hpctop.model.decode import DecodeError, decode_event
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.jobs import (
+    APP_ID_KEYS,
     VOLCANO_GROUP_KEYS,
     VOLCANO_PODGROUP_KIND,
     cancelled,
@@ -152,6 +153,12 @@ class Store:
         self._group_of_job: dict[JobKey, ObjectKey] = {}
         self._job_of_group: dict[ObjectKey, JobKey] = {}
         self._evidence_jobs: set[JobKey] = set()
+        # owner chains past the controller: a YuniKorn placeholder (owned by its originator pod,
+        # controller: false) joins the job of the real pods of its application; a workload owned
+        # by another workload hpctop reads (an MPIJob's launcher Job, a TrainJob's JobSet) folds
+        # its pods into that top owner
+        self._app_jobs: dict[tuple[str, str], JobKey] = {}
+        self._child_workloads: dict[JobKey, set[JobKey]] = {}
         self._queue_index: QueueIndex | None = None
         self._objects_view: Mapping[ObjectKey, BackendObject] = _NO_OBJECTS
         self._objects_stale = False
@@ -250,7 +257,7 @@ class Store:
             self.pods[key] = pod
             return
         old_node = old.node_name if old is not None and old.holds_resources else None
-        job_key = self.job_of_pod.get(key) or job_key_for_pod(pod)
+        job_key = self.job_of_pod.get(key) or self._job_key_of(pod)
         if deleted:
             self.pods.pop(key, None)
             self._index_node(key, old_node, None)
@@ -273,7 +280,86 @@ class Store:
                 members.add(key)  # (setdefault would build an empty set per event)
             if self._tombstones.pop(job_key, None) is not None:
                 self._stale.add("jobs")
+            if not pod.is_placeholder and pod.owner is not None:
+                self._remember_application(pod, job_key)
         self._dirty.add(job_key)
+
+    # -- owner chains past the controller reference -------------------------------------------------
+
+    def _job_key_of(self, pod: Pod) -> JobKey:
+        """The job of a pod not seen before: its controller chain, then the top workload owner."""
+        key = job_key_for_pod(pod)
+        if key[1] == "Application" and pod.is_placeholder:
+            found = self._app_jobs.get((pod.namespace, key[2]))
+            if found is not None:
+                return found
+        return self._top_workload(key)
+
+    def _top_workload(self, key: JobKey) -> JobKey:
+        """Follow workload owners while the owner is a workload in the store (a few levels)."""
+        for _ in range(4):
+            workload = self.workloads.get(key)
+            if workload is None or workload.owner is None:
+                return key
+            parent = job_key_for_owner(workload.namespace, workload.owner)
+            if parent not in self.workloads or parent == key:
+                return key
+            key = parent
+        return key
+
+    def _remember_application(self, pod: Pod, job_key: JobKey) -> None:
+        """A real pod names its YuniKorn application: its placeholders belong to the same job."""
+        app = next((pod.labels.get(k) for k in APP_ID_KEYS if pod.labels.get(k)), None)
+        if app is None:
+            return
+        where = (pod.namespace, app)
+        if self._app_jobs.get(where) == job_key:
+            return
+        self._app_jobs[where] = job_key
+        self._rekey((pod.namespace, "Application", app), job_key, placeholders_only=True)
+
+    def _rekey(self, old: JobKey, new: JobKey, *, placeholders_only: bool = False) -> None:
+        """Move pods indexed under job ``old`` to job ``new`` (both derived again)."""
+        members = self.pods_by_job.get(old)
+        if not members or old == new:
+            return
+        moving = [k for k in members if not placeholders_only or self.pods[k].is_placeholder]
+        if not moving:
+            return
+        target = self.pods_by_job.setdefault(new, set())
+        for pod_key in moving:
+            members.discard(pod_key)
+            target.add(pod_key)
+            self.job_of_pod[pod_key] = new
+        if not members:
+            del self.pods_by_job[old]
+        self._dirty.add(old)
+        self._dirty.add(new)
+
+    def _fold_workload(self, workload: Workload) -> None:
+        """A workload owned by another workload hands its pods (and its children's) to the top one."""
+        key = workload.key
+        if workload.owner is not None:
+            parent = job_key_for_owner(workload.namespace, workload.owner)
+            if parent != key:
+                self._child_workloads.setdefault(parent, set()).add(key)
+        top = self._top_workload(key)
+        stack = [key]
+        seen: set[JobKey] = set()
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current != top:
+                self._rekey(current, top)
+            stack.extend(self._child_workloads.get(current, ()))
+
+    def _is_part(self, workload: Workload | None) -> bool:
+        """A workload whose owner is a workload in the store is a part of that job, not a row."""
+        if workload is None or workload.owner is None:
+            return False
+        return job_key_for_owner(workload.namespace, workload.owner) in self.workloads
 
     def _apply_workload(self, workload: Workload, deleted: bool) -> None:
         key = workload.key
@@ -293,6 +379,8 @@ class Store:
                 waiting = self._kueue_by_uid.get(workload.uid) if self._backends_active else None
                 if waiting is not None and waiting not in self._job_of_kueue:
                     self._link_kueue(waiting, key)
+            if workload.owner is not None or key in self._child_workloads:
+                self._fold_workload(workload)
         self._dirty.add(key)
 
     # -- scheduler backends ---------------------------------------------------------------------
@@ -511,6 +599,9 @@ class Store:
         for key in dirty:
             pods = [pods_of[k] for k in self.pods_by_job.get(key, ()) if k in pods_of]
             workload = self.workloads.get(key)
+            if not pods and self._is_part(workload):
+                self._jobs.pop(key, None)
+                continue
             evidence = self._evidence(key, pods, workload) if backends else None
             job = derive_job(key, pods, workload, evidence)
             if job is None:

@@ -14,17 +14,18 @@ core considers them, then the other pending ones by priority, then finished jobs
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from hpctop.model.objects import Job
+from hpctop.model.objects import Job, Node
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
+from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan, ScheduleResult
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
 from hpctop.tables.keys import JOB_CSV_KEYS as CSV_KEYS
 from hpctop.tables.keys import JOB_SORT_KEYS as SORT_KEYS
-from hpctop.tables.render import Column, Row, number
+from hpctop.tables.render import Column, Row, number, plain
 from hpctop.tables.select import partition_matches, queue_matches
 
 __all__ = ["COLUMNS", "CSV_KEYS", "SORT_KEYS", "job_row", "job_rows", "select_jobs", "short_partitions"]
@@ -34,18 +35,28 @@ def _reason_shown(job: Job) -> bool:
     return job.state.is_pending or job.state == JobState.STARTING
 
 
-def job_row(job: Job, plan: JobPlan | None, now: float, default_queue: str | None = None) -> Row:
-    """One job as a dict of JSON values (times ISO-8601 UTC, GPUs as numbers, durations in seconds)."""
-    reason = None
-    if _reason_shown(job):
-        reason = (plan.reason if plan is not None else None) or job.observed_reason
+def job_row(
+    job: Job,
+    plan: JobPlan | None,
+    now: float,
+    default_queue: str | None = None,
+    nodes: Mapping[str, Node] | None = None,
+) -> Row:
+    """One job as a dict of JSON values (times ISO-8601 UTC, GPUs as numbers, durations in seconds).
+
+    State, reason and ETA come from :func:`hpctop.scheduling.observed.merge`: the owner
+    scheduler's word first, the core's plan as a labelled forecast (``eta_source``,
+    ``reason_source``).
+    """
+    view = merge(job, plan, nodes)
+    reason = view.reason
     elapsed: float | None = None
     if job.start_time is not None:
         if job.state.is_active:
             elapsed = now - job.start_time
         elif job.state.is_finished and job.end_time is not None:
             elapsed = job.end_time - job.start_time
-    eta = plan.eta if plan is not None and job.state.is_pending else None
+    eta = view.eta
     requested = job.requested
     return {
         "id": job.id,
@@ -56,13 +67,13 @@ def job_row(job: Job, plan: JobPlan | None, now: float, default_queue: str | Non
         "owner_kind": job.owner_kind,
         "queue": job.queue or default_queue,
         "partition": (plan.partition if plan is not None and plan.partition else None) or job.partition,
-        "state": job.state.value,
-        "code": job.state.code,
+        "state": view.state.value,
+        "code": view.state.code,
         "reason": reason.code.value if reason is not None else None,
         "reason_message": reason.message if reason is not None and reason.message else None,
         "priority": plan.priority.total if plan is not None else 0,
         "priority_class": job.priority_class,
-        "order": plan.order if plan is not None and job.state.is_pending else None,
+        "order": view.order,
         "members": job.members,
         "min_members": job.min_members,
         "running_members": job.running_members,
@@ -80,6 +91,10 @@ def job_row(job: Job, plan: JobPlan | None, now: float, default_queue: str | Non
         "time_limit": job.time_limit,
         "restart_count": job.restart_count,
         "backfilled": bool(plan is not None and plan.placement is not None and plan.placement.backfilled),
+        "eta_source": view.eta_source,
+        "reason_source": view.reason_source,
+        "binder": view.binder,
+        "queue_layer": view.queue_layer,
     }
 
 
@@ -129,7 +144,7 @@ def select_jobs(
         if wanted_users and job.user not in wanted_users:
             continue
         plan = result.plans.get(key)
-        row = job_row(job, plan, result.now, default_queue)
+        row = job_row(job, plan, result.now, default_queue, snapshot.nodes)
         if wanted_queues and not queue_matches(row["queue"], wanted_queues):
             continue
         if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):
@@ -198,6 +213,12 @@ def _time(value: Any, _: Row) -> str:
     return duration(value)
 
 
+def _eta(value: Any, row: Row) -> str:
+    """An ETA as the table prints it: ``~`` before one that is hpctop's forecast, not the owner's."""
+    text = plain(value)
+    return f"{FORECAST_MARK}{text}" if value is not None and row.get("eta_source") == "forecast" else text
+
+
 COLUMNS = (
     Column("id", "JOBID"),
     Column("name", "NAME"),
@@ -210,6 +231,6 @@ COLUMNS = (
     Column("nodes", "NODES", "right", _nodes),
     Column("gpus", "GPUS", "right", _gpus),
     Column("elapsed", "TIME", "right", _time),
-    Column("eta", "ETA"),
+    Column("eta", "ETA", "left", _eta),
     Column("reason", "NODELIST(REASON)", "left", _nodelist_reason, width=60),
 )

@@ -42,6 +42,11 @@ JOB_CSV_KEYS = (
     "priority_class",
     "restart_count",
     "backfilled",
+    # who owns the job and where its reason and ETA came from (issue 11: observed first)
+    "eta_source",
+    "reason_source",
+    "binder",
+    "queue_layer",
 )
 JOB_SORT_KEYS = tuple(sorted(JOB_CSV_KEYS))
 

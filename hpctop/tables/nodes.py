@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hpctop.model.jobs import NODE_SERVICE_KINDS
 from hpctop.model.objects import Node
 from hpctop.model.quantity import format_bytes
 from hpctop.model.resources import MIG_PREFIX, Resources
@@ -62,6 +63,9 @@ class NodeUsage:
     node: Node
     allocated: Resources
     pods: int
+    #: bound pods that are work, not node services (DaemonSet pods run on every node, cordoned
+    #: or not, and never keep a cordoned node draining)
+    work_pods: int | None = None
 
     @property
     def state(self) -> str:
@@ -70,7 +74,8 @@ class NodeUsage:
             return "down"
         busy = not alloc.is_zero()
         if node.unschedulable:
-            return "drng" if busy else "drain"
+            working = busy if self.work_pods is None else self.work_pods > 0
+            return "drng" if working else "drain"
         if node.gpu.count > 0:
             full = alloc.gpu >= node.gpu.milli_total
         else:
@@ -86,12 +91,14 @@ def node_usage(snapshot: Snapshot) -> dict[str, NodeUsage]:
     for name in sorted(snapshot.nodes):
         node = snapshot.nodes[name]
         alloc = Resources()
-        count = 0
+        count = work = 0
         for pod in snapshot.pods_on(name):
             if pod.holds_resources:
                 alloc = alloc + pod.requests
                 count += 1
-        out[name] = NodeUsage(node, alloc, count)
+                if pod.owner is None or pod.owner.kind not in NODE_SERVICE_KINDS:
+                    work += 1
+        out[name] = NodeUsage(node, alloc, count, work)
     return out
 
 

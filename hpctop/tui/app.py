@@ -1100,7 +1100,7 @@ class HpctopApp(App[None]):
 
         if self._is_slinky(key):
             job = self.snapshot.jobs.get(key)
-            current = (job.partition or "") if job is not None else ""
+            current = (job.slurm_partition or job.partition or "") if job is not None else ""
             self.push_screen(
                 PromptScreen(
                     "Move to Slurm partition (slurmjob.slinky.slurm.net/partition)", current, "e.g. gpu"

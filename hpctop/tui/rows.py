@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from hpctop.model.objects import Job, JobKey
 from hpctop.model.states import JobState, ReasonCode
+from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.sanitize import sanitize_display
 
@@ -115,6 +116,8 @@ class JobRow:
     order_sort: tuple[int, int]
     haystack: str  # lowercase text of every column, for "/" filtering
     category: str  # pending | running | done | other: precomputed for counts and quick filters
+    #: "forecast" when the ETA is hpctop's estimate for another scheduler's job (shown with "~")
+    eta_source: str | None = None
 
     @property
     def st(self) -> str:
@@ -188,7 +191,8 @@ def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
         fmt_gpus(row.gpus),
         fmt_duration(row.elapsed(now)),
         fmt_duration(row.waited(now)),
-        fmt_eta(row.eta, now) if row.state.is_pending else "",
+        (FORECAST_MARK if row.eta_source == "forecast" and row.eta is not None else "")
+        + (fmt_eta(row.eta, now) if row.state.is_pending else ""),
         row.reason,
     )
 
@@ -209,8 +213,9 @@ def queue_order(job: Job, plan: JobPlan | None) -> int | None:
 def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     s = sanitize_display
     reason = ""
+    view = merge(job, plan)
     if job.state.is_pending:
-        r = (plan.reason if plan else None) or job.observed_reason
+        r = view.reason
         reason = r.code.value if r else ""
     elif job.state.is_finished:
         reason = job.state.value
@@ -239,12 +244,13 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         submit=job.submit_time,
         start=job.start_time,
         end=job.end_time,
-        eta=plan.eta if plan else None,
+        eta=view.eta,
         reason=reason,
         order=order,
         order_sort=order_key(order, category, prio),
         haystack=hay,
         category=category,
+        eta_source=view.eta_source,
     )
 
 

@@ -126,8 +126,6 @@ JOBS = Res("Job", "batch", "v1", "jobs", True)
 DEPLOYMENTS = Res("Deployment", "apps", "v1", "deployments", True)
 PRIORITY_CLASSES = Res("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
 WORKLOADS = Res("Workload", "kueue.x-k8s.io", "v1beta2", "workloads", True)
-#: Kueue before v0.15 serves Workloads at v1beta1 only (SCHEDULERS.md §5.1)
-WORKLOADS_V1BETA1 = Res("Workload", "kueue.x-k8s.io", "v1beta1", "workloads", True)
 #: hpctop schedule's leader election and decision Events: stored like any object, so a Lease
 #: create is a 409 when it exists and a PUT carrying a stale resourceVersion is a 409 too
 LEASES = Res("Lease", "coordination.k8s.io", "v1", "leases", True)
@@ -161,9 +159,19 @@ QUEUE_STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 KUEUE_GUARDED_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 #: ConfigMaps: YuniKorn's queues.yaml lives in one (``yunikorn-configs``), which hpctop patches
 CONFIGMAPS = Res("ConfigMap", "", "v1", "configmaps", True)
+#: read-only kinds of the live-truth corpus (tests/test_live_truth.py): served for lists only
+WORKLOADS_V1BETA1 = Res("Workload", "kueue.x-k8s.io", "v1beta1", "workloads", True)
+RESOURCE_FLAVORS = Res("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False)
+VOLCANO_PODGROUPS = Res("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True)
+VOLCANO_QUEUES = Res("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
+TRAINJOBS = Res("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", True)
+DAEMONSETS = Res("DaemonSet", "apps", "v1", "daemonsets", True)
+READ_ONLY: tuple[Res, ...] = (
+    WORKLOADS_V1BETA1, RESOURCE_FLAVORS, VOLCANO_PODGROUPS, VOLCANO_QUEUES, TRAINJOBS, DAEMONSETS,
+)  # fmt: skip
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
-    CONFIGMAPS, WORKLOADS_V1BETA1,
+    CONFIGMAPS, *READ_ONLY,
 )  # fmt: skip
 #: what the tiny Volcano controller makes of a Command's action: the vcjob's next status.state.phase
 VOLCANO_PHASES = {

@@ -70,23 +70,46 @@ _NODE_DOWN_TAINTS = (
 )
 
 
+#: what kube-scheduler's plugins write, by plugin (pkg/scheduler/framework/plugins/*): a fragment
+#: is matched by the first pattern that occurs in it, lower-cased
+_PLUGIN_FRAGMENTS: tuple[tuple[str, ReasonCode], ...] = (
+    # NodeResourcesFit
+    ("insufficient", ReasonCode.RESOURCES),
+    ("too many pods", ReasonCode.RESOURCES),
+    # DynamicResources: no ResourceSlice device satisfies the claim (capacity of devices)
+    ("cannot allocate all claims", ReasonCode.RESOURCES),
+    ("resourceclaim", ReasonCode.CONSTRAINTS),
+    ("claim", ReasonCode.CONSTRAINTS),
+    # NodeUnschedulable, node lifecycle taints
+    ("were unschedulable", ReasonCode.NODE_UNAVAILABLE),
+    ("not ready", ReasonCode.NODE_UNAVAILABLE),
+    # PodTopologySpread
+    ("topology spread", ReasonCode.TOPOLOGY),
+    # TaintToleration
+    ("untolerated taint", ReasonCode.CONSTRAINTS),
+    ("taint that the pod didn't tolerate", ReasonCode.CONSTRAINTS),
+    # NodeAffinity, InterPodAffinity
+    ("affinity", ReasonCode.CONSTRAINTS),
+    ("selector", ReasonCode.CONSTRAINTS),
+    # VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits
+    ("persistentvolumeclaim", ReasonCode.CONSTRAINTS),
+    ("volume", ReasonCode.CONSTRAINTS),
+    # NodePorts
+    ("free ports", ReasonCode.CONSTRAINTS),
+    # NodeName
+    ("didn't match the requested node name", ReasonCode.CONSTRAINTS),
+)
+
+
 def _fragment_code(detail: str) -> ReasonCode:
+    """The code of one clause of a scheduler message; a clause no known plugin writes is Unschedulable."""
     text = detail.lower()
-    if text.startswith("insufficient") or "too many pods" in text:
-        return ReasonCode.RESOURCES
-    if "untolerated taint" in text:
-        return (
-            ReasonCode.NODE_UNAVAILABLE
-            if any(t in detail for t in _NODE_DOWN_TAINTS)
-            else (ReasonCode.CONSTRAINTS)
-        )
-    if "were unschedulable" in text or "not ready" in text:
+    if "untolerated taint" in text and any(t in detail for t in _NODE_DOWN_TAINTS):
         return ReasonCode.NODE_UNAVAILABLE
-    if "topology spread" in text:
-        return ReasonCode.TOPOLOGY
-    if "affinity" in text or "selector" in text or "volume" in text:
-        return ReasonCode.CONSTRAINTS
-    return ReasonCode.RESOURCES
+    for pattern, code in _PLUGIN_FRAGMENTS:
+        if pattern in text:
+            return code
+    return ReasonCode.UNSCHEDULABLE
 
 
 def parse_unschedulable(message: str) -> tuple[ReasonFragment, ...]:
@@ -105,7 +128,8 @@ def parse_unschedulable(message: str) -> tuple[ReasonFragment, ...]:
         return (ReasonFragment(0, ReasonCode.RESOURCES, text),)
     head = _HEAD.match(text)
     if head is None:
-        return ()
+        # a message without node counts (a PreFilter rejection: VolumeBinding, a plugin's own)
+        return (ReasonFragment(0, _fragment_code(text), text),) if text else ()
     body = text[head.end() :].split(" preemption:", 1)[0].strip()
     out = []
     for clause in _SPLIT.split(body):
@@ -113,6 +137,10 @@ def parse_unschedulable(message: str) -> tuple[ReasonFragment, ...]:
         if m is not None:
             detail = m.group(2)
             out.append(ReasonFragment(int(m.group(1)), _fragment_code(detail), detail))
+        elif clause.strip():
+            # PreFilter rejections come without a node count: "pod has unbound immediate PVCs"
+            detail = clause.strip().rstrip(".")
+            out.append(ReasonFragment(0, _fragment_code(detail), detail))
     return tuple(out)
 
 
@@ -120,7 +148,8 @@ def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
     """The job-level code of a pod's Unschedulable message, and its fragments.
 
     Gang clauses win; else any ``Insufficient`` clause makes it ``Resources`` (more capacity is
-    the fix); else the clause that rules out the most nodes.
+    the fix); else the clause that rules out the most nodes. A message no known plugin writes is
+    ``Unschedulable`` (the message is the evidence), never ``Resources`` by default.
     """
     fragments = parse_unschedulable(message)
     codes = {f.code for f in fragments}
@@ -129,7 +158,7 @@ def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
             return code, fragments
     if fragments:
         return max(fragments, key=lambda f: f.count).code, fragments
-    return ReasonCode.RESOURCES, fragments
+    return ReasonCode.UNSCHEDULABLE, fragments
 
 
 # -- state ---------------------------------------------------------------------------------------
@@ -286,7 +315,7 @@ def _pod_group_reasons(pg: PodGroup, ev: JobEvidence, live_members: int) -> list
         out.append(found)
     unschedulable = pg.condition("Unschedulable")
     if unschedulable is not None:
-        code = _VOLCANO_UNSCHEDULABLE.get(unschedulable.reason, ReasonCode.RESOURCES)
+        code = _VOLCANO_UNSCHEDULABLE.get(unschedulable.reason, ReasonCode.UNSCHEDULABLE)
         out.append(
             Reason(code, f"{prefix}:PodGroup.Unschedulable", unschedulable.message or unschedulable.reason)
         )

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static
 from hpctop.model.history import JournalEntry
 from hpctop.model.objects import Job, JobKey, Pod, Workload
 from hpctop.model.store import Snapshot
+from hpctop.scheduling.observed import OWN_SCHEDULER, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
@@ -94,13 +95,24 @@ def detail_text(
         )
     t.append("\n")
 
-    reason = (plan.reason if plan else None) or job.observed_reason
+    view = merge(job, plan)
+    reason = view.reason
+    if (view.binder or view.queue_layer) and (view.binder != OWN_SCHEDULER or view.queue_layer):
+        owner = ", ".join(
+            p
+            for p in (
+                f"binder {view.binder}" if view.binder else "",
+                f"queue {view.queue_layer}" if view.queue_layer else "",
+            )
+            if p
+        )
+        t.append(f"Owner: {_s(owner, 200)}\n")
     if job.state.is_pending or reason is not None:
         t.append("\nWhy pending\n", style="bold underline")
         if reason is not None:
-            t.append(
-                f"  {reason.code.value} (Slurm: {reason.code.slurm})  evidence: {_s(reason.source, 200)}\n"
-            )
+            said = "hpctop's forecast, " if view.reason_source == "forecast" else ""
+            evidence = _s(reason.source, 200)
+            t.append(f"  {reason.code.value} (Slurm: {reason.code.slurm})  {said}evidence: {evidence}\n")
             if reason.message:
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
@@ -116,10 +128,14 @@ def detail_text(
         if plan is not None and held:
             t.append("  ETA none while held\n")
         elif plan is not None:
-            t.append(f"  ETA {fmt_eta(plan.eta, now) or 'unknown'}")
-            if plan.eta is not None:
-                t.append(f" ({fmt_clock(plan.eta)})")
+            t.append(f"  ETA {fmt_eta(view.eta, now) or 'unknown'}")
+            if view.eta is not None:
+                t.append(f" ({fmt_clock(view.eta)})")
+                if view.eta_source == "forecast":
+                    t.append(" hpctop's forecast")
             t.append("\n")
+            if view.ordering_note:
+                t.append(f"  {view.ordering_note}\n")
             if plan.reserved_nodes:
                 t.append(f"  reserved nodes: {_s(', '.join(plan.reserved_nodes), 400)}\n")
 
