@@ -79,10 +79,10 @@ from hpctop.actions.requests import (
     SLINKY_SCHEDULER,
     STOP_POLICIES,
     YUNIKORN_QUEUE,
+    ActionForbidden,
     ActionKind,
     ActionRequest,
     ActionResult,
-    Forbidden,
     Permission,
     Preview,
     QueueChange,
@@ -1364,7 +1364,7 @@ class KubeActions:
                 raise ActionFailed(f"the server rejected {request.kind.value} of {target}: {text}{partial}")
             if status == 403:
                 self._rules.pop(target.namespace, None)
-                raise Forbidden(
+                raise ActionForbidden(
                     f"the API server refused {step.verb} {target.resource} in {target.namespace} "
                     f"(403): {text}. "
                     "RBAC or an admission policy denies it even though it was offered; nothing more was sent "
@@ -1767,7 +1767,7 @@ class KubeActions:
             else:  # a cluster-scoped grant shows in every namespace's rules review
                 self._rules.clear()
             where = f"in {target.namespace}" if target.namespace else "(cluster-scoped)"
-            raise Forbidden(
+            raise ActionForbidden(
                 f"the API server refused patch {target.resource} {where} (403): {text}. "
                 f"Closing or opening a queue needs RBAC patch on {target.resource}; RBAC or an "
                 "admission policy denies it even though it was offered; nothing more was sent and "
@@ -2401,9 +2401,9 @@ class KubeActuator:
 __all__ = [
     "FIELD_MANAGER",
     "HELD_ANNOTATION",
+    "ActionForbidden",
     "Assignment",
     "BindOutcome",
-    "Forbidden",
     "GangBindResult",
     "KubeActions",
     "KubeActuator",
