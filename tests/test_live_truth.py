@@ -264,3 +264,25 @@ def test_the_detail_view_says_when_hpctop_does_not_model_the_owners_order(readin
     view = merge(job, reading.view.result.plans.get(key))
     assert view.queue_layer == "kueue"
     assert view.ordering_note is not None and "hpctop's estimate" in view.ordering_note
+
+
+def test_shared_gpus_count_physical_gpus_and_shares(reading: Reading) -> None:
+    """Time-slicing (4 T4s x 4 replicas) and MIG single (8 A100s x 7 slices): GPUs are not shares."""
+    from hpctop.tables.nodes import NODE_COLUMNS, gpu_rows, node_rows
+    from hpctop.tables.render import render_table
+
+    view = reading.view
+    nodes = {r["node"]: r for r in node_rows(view.snapshot, view.result)}
+    shared, mig = nodes["lt-t4-shared"], nodes["lt-a100-mig-single"]
+    assert (shared["gpus_total"], shared["gpu_shares"], shared["gpus_alloc"]) == (4, 16, 5)
+    assert (mig["gpus_total"], mig["gpu_shares"], mig["gpus_alloc"]) == (8, 56, 3)
+    assert shared["state"] == "mix"  # 11 shares free: not "alloc"
+    assert "gpu_shares" not in nodes["lt-h100-0"]  # a plain node keeps one unit per GPU
+    text = render_table([shared], NODE_COLUMNS)
+    assert "4 GPUs / 16 shares, 5 used" in text
+    groups = {r["model"]: r for r in gpu_rows(view.snapshot, view.result)}
+    t4 = groups["Tesla-T4-SHARED"]
+    assert (t4["total"], t4["shares"], t4["allocated"], t4["free"], t4["unavailable"]) == (4, 16, 5, 11, 0)
+    a100 = groups["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]
+    assert (a100["total"], a100["shares"], a100["allocated"], a100["free"]) == (8, 56, 3, 53)
+    assert all(r["free"] >= 0 for r in groups.values())
