@@ -286,3 +286,17 @@ def test_shared_gpus_count_physical_gpus_and_shares(reading: Reading) -> None:
     a100 = groups["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]
     assert (a100["total"], a100["shares"], a100["allocated"], a100["free"]) == (8, 56, 3, 53)
     assert all(r["free"] >= 0 for r in groups.values())
+
+
+def test_shared_gpus_in_the_gpu_pane_map(reading: Reading) -> None:
+    """The pane's map: 4 physical cells for 4 T4s, 5 shares of a quarter each fill 1.25 GPUs."""
+    from hpctop.tui.gpumap import build_gpu_map
+
+    snap = reading.view.snapshot
+    names = ["lt-t4-shared", "lt-a100-mig-single"]
+    gpu_map = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, [("shared", names)])
+    by_name = {n.name: n for n in gpu_map.nodes}
+    t4, mig = by_name["lt-t4-shared"], by_name["lt-a100-mig-single"]
+    assert len(t4.slots) == 4 and t4.used == 1250 and t4.gpu_text() == "4 GPUs / 16 shares, 5 used"
+    assert len(mig.slots) == 8 and mig.gpu_text() == "8 GPUs / 56 shares, 3 used"
+    assert mig.used == 3 * (1000 * 8 // 56)  # three 1g.10gb slices, each a seventh of an A100

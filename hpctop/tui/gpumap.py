@@ -1,7 +1,10 @@
 """Who holds which GPU: a per-node, per-index view of the snapshot for the GPU pane.
 
 A pod's devices are ``pod.gpu_indices`` on ``pod.node_name``; fractional pods (``requests.gpu`` under
-1000 milli-GPU) share an index. This module folds that into one :class:`NodeGpus` per node (fill and
+1000 milli-GPU) share an index. On a node whose GPUs are shared (MIG ``single`` slices, time-slicing
+or MPS replicas: ``Node.gpu.is_shared``) a request counts shares, so it fills its share of a
+physical GPU (a 1g.10gb slice a seventh, one of 4 replicas a quarter) and the node says both
+counts (``4 GPUs / 16 shares, 5 used``). This module folds that into one :class:`NodeGpus` per node (fill and
 holding job per index) once per snapshot version, so the pane's three zoom levels only format. It
 knows nothing of Textual; strings it keeps are sanitised because they reach the screen.
 """
@@ -49,6 +52,8 @@ class NodeGpus:
     cordoned: bool
     slots: list[GpuSlot]
     unindexed: int = 0  # milli-GPU held by pods that did not say which device
+    shares: int = 0  # schedulable shares where GPUs are shared (0: one per GPU)
+    shares_used: int = 0  # milli-shares requested (where shared)
 
     @property
     def down(self) -> bool:
@@ -61,6 +66,12 @@ class NodeGpus:
     @property
     def total(self) -> int:
         return 1000 * len(self.slots)
+
+    def gpu_text(self) -> str:
+        """``used/total GPUs``, or ``4 GPUs / 16 shares, 5 used`` where GPUs are shared."""
+        if self.shares:
+            return f"{len(self.slots)} GPUs / {self.shares} shares, {self.shares_used / 1000:g} used"
+        return f"{self.used / 1000:g}/{self.total / 1000:g} GPUs"
 
     @property
     def fill(self) -> float:
@@ -125,6 +136,7 @@ def build_gpu_map(
             ready=node.ready,
             cordoned=node.unschedulable,
             slots=[GpuSlot() for _ in range(count)],
+            shares=node.gpu.share_total if node.gpu.is_shared else 0,
         )
         for pk in sorted(pods_by_node.get(name, ())):  # frozenset order varies per process
             pod = pods.get(pk)
@@ -136,11 +148,15 @@ def build_gpu_map(
                 sanitize_display((holder_job.queue if holder_job else None) or "", cap=128),
                 pod.requests.gpu / 1000,
             )
+            physical = pod.requests.gpu
+            if ng.shares:
+                ng.shares_used += physical
+                physical = physical * count // ng.shares
             indices = [i for i in pod.gpu_indices if 0 <= i < count]
             if not indices:
-                ng.unindexed += pod.requests.gpu
+                ng.unindexed += physical
                 continue
-            share = pod.requests.gpu // len(indices) if pod.requests.gpu >= 1000 else pod.requests.gpu
+            share = physical // len(indices) if physical >= 1000 else physical
             for i in indices:
                 slot = ng.slots[i]
                 slot.used += min(share, 1000)

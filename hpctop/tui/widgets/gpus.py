@@ -121,6 +121,7 @@ class GpuMapCache:
             sig: NodeSig = (
                 part,
                 node.gpu.count,
+                node.gpu.share_total,
                 node.gpu.product,
                 node.ready,
                 node.unschedulable,
@@ -351,7 +352,8 @@ class GpuPane(ScrollView, can_focus=True):
                 name_style = self._style(bold=True, reverse=True) if is_cur else Style()
                 segs = [Segment(fit_cells(n.name, name_w), name_style), Segment(" ")]
                 segs.extend(self._slot_segments(n))
-                segs.append(Segment(f" {_gpus(n.used)}/{_gpus(n.total)}", Style()))
+                figures = n.gpu_text() if n.shares else f"{_gpus(n.used)}/{_gpus(n.total)}"
+                segs.append(Segment(f" {figures}", Style()))
                 if n.down:
                     segs.append(Segment(" down" if not n.ready else " cordoned", self._style("gpu-down")))
                 hits.append([(0, width, "node", i)])
@@ -367,7 +369,7 @@ class GpuPane(ScrollView, can_focus=True):
                     [
                         Segment(node.name, self._style("primary", bold=True)),
                         Segment(f"  {node.model}  partition {node.partition}  {state}  ", Style()),
-                        Segment(f"{_gpus(node.used)}/{_gpus(node.total)} GPUs", Style()),
+                        Segment(node.gpu_text(), Style()),
                     ]
                 )
                 hits.append([(0, width, "node", self.cursor)])
