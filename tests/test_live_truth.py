@@ -268,7 +268,7 @@ def test_the_detail_view_says_when_hpctop_does_not_model_the_owners_order(readin
 
 def test_shared_gpus_count_physical_gpus_and_shares(reading: Reading) -> None:
     """Time-slicing (4 T4s x 4 replicas) and MIG single (8 A100s x 7 slices): GPUs are not shares."""
-    from hpctop.tables.nodes import NODE_COLUMNS, gpu_rows, node_rows
+    from hpctop.tables.nodes import GPU_COLUMNS, NODE_COLUMNS, gpu_rows, node_rows, summary_rows
     from hpctop.tables.render import render_table
 
     view = reading.view
@@ -286,6 +286,9 @@ def test_shared_gpus_count_physical_gpus_and_shares(reading: Reading) -> None:
     a100 = groups["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]
     assert (a100["total"], a100["shares"], a100["allocated"], a100["free"]) == (8, 56, 3, 53)
     assert all(r["free"] >= 0 for r in groups.values())
+    assert "4 GPUs / 16 shares" in render_table([t4], GPU_COLUMNS)
+    summary = [r for r in summary_rows(view.snapshot, view.result) if "lt-t4-shared" in r["nodelist"]]
+    assert summary and all("gpu_shares" in r for r in summary)
 
 
 def test_shared_gpus_in_the_gpu_pane_map(reading: Reading) -> None:
