@@ -303,3 +303,44 @@ def test_shared_gpus_in_the_gpu_pane_map(reading: Reading) -> None:
     assert len(t4.slots) == 4 and t4.used == 1250 and t4.gpu_text() == "4 GPUs / 16 shares, 5 used"
     assert len(mig.slots) == 8 and mig.gpu_text() == "8 GPUs / 56 shares, 3 used"
     assert mig.used == 3 * (1000 * 8 // 56)  # three 1g.10gb slices, each a seventh of an A100
+
+
+def test_gpu_holders_come_from_dcgm_labels_or_are_said_to_be_unknown(reading: Reading) -> None:
+    """Live pods name no device: the pane places them by dcgm-exporter's per-GPU ``pod``/``namespace``
+    labels (its default label set: gpu, UUID, modelName, Hostname, container, namespace, pod), and
+    without them keeps the holders per node (issue 11, "GPU holders on live clusters")."""
+    from hpctop.model.metrics import MetricsView, Sample, join_samples
+    from hpctop.tui.gpumap import build_gpu_map
+    from hpctop.tui.widgets.gpus import GpuMapCache, dcgm_devices
+
+    snap = reading.view.snapshot
+    parts = [("shared", ["lt-t4-shared"])]
+    blind = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts).nodes[0]
+    assert len(blind.unplaced) == 5  # five holders known on the node, none per GPU
+
+    def util(gpu: str, pod: str) -> Sample:
+        labels = {"gpu": gpu, "UUID": f"GPU-{gpu}", "modelName": "Tesla T4", "Hostname": "lt-t4-shared"}
+        return Sample(
+            "DCGM_FI_DEV_GPU_UTIL",
+            {**labels, "container": "cuda", "namespace": "gpu-time-slicing", "pod": pod},
+            40.0,
+        )
+
+    gpus, skipped = join_samples([util("2", "ts-0"), util("3", "ts-1")], snap.nodes)
+    assert skipped == 0
+    devices = dcgm_devices(MetricsView(gpus))
+    assert devices == {
+        "lt-t4-shared": {("gpu-time-slicing", "ts-0"): (2,), ("gpu-time-slicing", "ts-1"): (3,)}
+    }
+    seen = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts, devices).nodes[0]
+    assert [s.used for s in seen.slots[2:]] == [250, 250]  # one replica of four on GPUs 2 and 3
+    holder = next(j for j in snap.jobs.values() if ("gpu-time-slicing", "ts-0") in j.pods)
+    assert [h[0] for h in seen.slots[2].holders] == [holder.id]
+    assert len(seen.unplaced) == 3
+    # the pane's cache: a new poll's holder labels rebuild the map; the same labels again do not
+    cache = GpuMapCache()
+    cache.build(snap, reading.view.result.partitions)
+    remapped = cache.set_devices(devices)
+    assert remapped is not None and cache.set_devices(dict(devices)) is None
+    t4 = next(n for n in remapped.nodes if n.name == "lt-t4-shared")
+    assert [s.used for s in t4.slots] == [750, 0, 250, 250]  # three unplaced replicas fill GPU 0
