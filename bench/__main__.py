@@ -12,7 +12,19 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import k1_keys, p1_decode, p2_memory, p3_watch, p4_cold, p5_view, p6_core, p7_sim, p8_peer, shell
+from bench import (
+    k1_keys,
+    p1_decode,
+    p2_memory,
+    p3_watch,
+    p4_cold,
+    p5_view,
+    p6_core,
+    p7_sim,
+    p8_peer,
+    quit_latency,
+    shell,
+)
 from bench.common import Verdict
 
 #: arguments of each benchmark's ``run`` per size
@@ -74,6 +86,7 @@ NAMES = {
     "K1": "K1 keys",
 }
 shell.register(SIZES, RUNS, NAMES)  # S1: shell answers, issue 15
+quit_latency.register(SIZES, RUNS, NAMES)  # Q1: quit latency, issue 15
 
 
 def run_one(goal: str, size: str) -> Verdict:

@@ -96,3 +96,19 @@ def test_placed_jobs_have_no_reason_and_running_jobs_a_plan() -> None:
     assert plan.reason is None and plan.placement is not None and plan.eta == NOW
     busy = result.plans[("ns", "Job", "busy")]
     assert busy.order is None and busy.partition == "H100" and busy.reason is None
+
+
+def test_only_the_first_blocked_job_of_a_partition_reads_resources() -> None:
+    # Slurm job_reason_codes.shtml: "Resources: The job is waiting for resources to become
+    # available" for the first blocked job; "Priority: One or more higher priority jobs exist
+    # for this partition or advanced reservation" for the jobs queued behind it (seen the same
+    # way in the real Slurm test, tests/slurm/test_rest_vs_squeue.py)
+    busy = running("busy", [("n1", tuple(range(8)))], gpu=8000, time_limit=600)
+    first = job("first", gpu=8000, priority=100, time_limit=600)
+    behind = job("behind", gpu=8000, priority=10, time_limit=600)
+    result = schedule(snapshot([node("n1")], [first, behind], [busy]), Policy(), NOW)
+    first_reason = result.plans[first.key].reason
+    assert first_reason is not None and first_reason.code == ReasonCode.RESOURCES
+    reason = result.plans[behind.key].reason
+    assert reason is not None and reason.code == ReasonCode.PRIORITY
+    assert "first" in reason.message

@@ -91,6 +91,13 @@ from hpctop.actions.requests import (
 from hpctop.errors import ActionFailed, ActionRefused, HpctopError
 from hpctop.model.objects import JobKey, Pod
 from hpctop.sources.kube.errors import ServerUnreachable, StreamBroken
+from hpctop.sources.kube.registry import ResourceRegistry, discover_registry
+from hpctop.sources.kube.resources import (
+    BUILTIN_RESOURCES,
+    OPTIONAL_RESOURCES,
+    kueue_resources,
+)
+from hpctop.sources.kube.resources import VOLCANO_COMMANDS as COMMANDS_RESOURCE
 from hpctop.sources.kube.transport import ApiResponse, KubeClient, ReadOnlyViolation
 
 FIELD_MANAGER = "hpctop"
@@ -112,21 +119,21 @@ KUBEFLOW_PLURALS = {
     "JAXJob": "jaxjobs",
 }
 
-#: owner kind (as hpctop keys jobs: a vcjob is ``Job.batch.volcano.sh``) → (group, version, plural)
-KINDS: dict[str, tuple[str, str, str]] = {
-    "Job": ("batch", "v1", "jobs"),
-    "Deployment": ("apps", "v1", "deployments"),
-    "Pod": ("", "v1", "pods"),
-    "Workload": ("kueue.x-k8s.io", "v1beta2", "workloads"),
-    "JobSet": ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
-    **{
-        kind: ("kubeflow.org", "v2beta1" if kind == "MPIJob" else "v1", plural)
-        for kind, plural in KUBEFLOW_PLURALS.items()
-    },
-    VOLCANO_JOB: ("batch.volcano.sh", "v1alpha1", "jobs"),
-    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),
-    "PodGroup.scheduling.x-k8s.io": ("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
-}
+#: the owner kinds hpctop acts on (as it keys jobs: a vcjob is ``Job.batch.volcano.sh``). Where each
+#: lives (group, served version, plural) is the cluster's resource registry's to say
+#: (:mod:`hpctop.sources.kube.registry`), never a table here: a Kueue that serves only v1beta1 is
+#: acted on at v1beta1.
+KINDS: tuple[str, ...] = (
+    "Job",
+    "Deployment",
+    "Pod",
+    "Workload",
+    "JobSet",
+    *KUBEFLOW_PLURALS,
+    VOLCANO_JOB,
+    "LeaderWorkerSet",
+    "PodGroup.scheduling.x-k8s.io",
+)
 #: scheduler-plugins coscheduling's gang (SCHEDULERS.md §7.1): not a job, so hold/release/requeue
 #: act on the job that owns it and cancel deletes that owner *and* the PodGroup
 COSCHED_PODGROUP = "PodGroup.scheduling.x-k8s.io"
@@ -150,11 +157,6 @@ QUEUE_KINDS: dict[str, tuple[str, str]] = {
     "LocalQueue": ("localqueues", "namespaced"),
 }
 KUEUE_GROUP = "kueue.x-k8s.io"
-#: the versions a Kueue queue is read at, in order (v1beta1 on Kueue before v1beta2 was served)
-QUEUE_VERSIONS = ("v1beta2", "v1beta1")
-#: other versions a kind may be served at, tried in order when the first says 404: the job key
-#: carries no version, and an MPIJob is mpi-operator's v2beta1 or training-operator's v1
-OTHER_VERSIONS: dict[str, tuple[str, ...]] = {"MPIJob": ("v1",)}
 #: where each suspendable kind keeps its suspend flag (batch Job, JobSet and Kubeflow behave alike:
 #: suspending deletes the running pods, resuming recreates them; SCHEDULERS.md §2.3)
 SUSPEND_FIELD: dict[str, tuple[str, ...]] = {
@@ -180,7 +182,7 @@ VOLCANO_MOVED: dict[str, tuple[str, ...]] = {
     "RestartJob": ("Restarting", "Pending"),
 }
 VOLCANO_FINISHED = frozenset({"Completing", "Completed", "Terminating", "Terminated", "Failed"})
-COMMAND_GROUP, COMMAND_VERSION = "bus.volcano.sh", "v1alpha1"
+COMMAND_GROUP, COMMAND_VERSION = COMMANDS_RESOURCE.group, COMMANDS_RESOURCE.version
 
 PRIORITY_REFUSAL = (
     "not supported on a live cluster for this kind: a pod's priority (spec.priority, resolved from "
@@ -224,12 +226,14 @@ class Target:
     name: str
 
     @classmethod
-    def of(cls, key: JobKey) -> Target | None:
+    def of(cls, key: JobKey, registry: ResourceRegistry) -> Target | None:
+        """Where the job's owner is served on this cluster; None when hpctop does not act on the
+        kind or the cluster does not serve it (discovery does not list it)."""
         namespace, kind, name = key
-        spec = KINDS.get(kind)
+        spec = registry.spec(kind) if kind in KINDS else None
         if spec is None:
             return None
-        return cls(kind, *spec, namespace, name)
+        return cls(kind, spec.group, spec.version, spec.plural, namespace, name)
 
     @property
     def path(self) -> str:
@@ -541,6 +545,7 @@ class KubeActions:
         poll_interval: float = 1.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        registry: ResourceRegistry | None = None,
     ) -> None:
         if propagation not in ("Background", "Foreground"):
             raise ValueError("propagation must be Background or Foreground (Orphan would leave pods running)")
@@ -558,6 +563,10 @@ class KubeActions:
         self.poll_interval = poll_interval
         self._clock = clock
         self._sleep = sleep
+        #: where each kind is served on this cluster: given (the session's discovery), or
+        #: discovered on first use and forgotten on a context switch
+        self._given_registry = registry
+        self._registry = registry
         self._seen: dict[ActionRequest, Seen] = {}
         self._rules: dict[str, _Rules] = {}
         self._user: str | None = None
@@ -577,6 +586,16 @@ class KubeActions:
         self._seen.clear()
         self._rules.clear()
         self._user = None
+        self._registry = self._given_registry
+
+    async def registry(self) -> ResourceRegistry:
+        """The cluster's resource registry (discovered once, on the first action that needs it)."""
+        if self._registry is None:
+            self._registry = await discover_registry(self.client)
+        return self._registry
+
+    async def target(self, key: JobKey) -> Target | None:
+        return Target.of(key, await self.registry())
 
     async def close(self) -> None:
         await self.client.close()
@@ -600,16 +619,8 @@ class KubeActions:
         return body
 
     async def _locate(self, target: Target) -> tuple[Target, dict[str, Any] | None]:
-        """Read the object, trying the kind's other served versions when the first has none."""
-        obj = await self._read(target)
-        for version in OTHER_VERSIONS.get(target.kind, ()):
-            if obj is not None:
-                break
-            other = dataclasses.replace(target, version=version)
-            obj = await self._read(other)
-            if obj is not None:
-                target = other
-        return target, obj
+        """Read the object at the version the cluster serves (the registry's), or None when gone."""
+        return target, await self._read(target)
 
     async def _poll(
         self, target: Target, seen: Seen, done: Callable[[dict[str, Any]], str | None], timeout: float
@@ -929,7 +940,8 @@ class KubeActions:
         for ref in _dig(obj, "metadata", "ownerReferences") or []:
             if not isinstance(ref, dict):
                 continue
-            owner = Target.of((target.namespace, str(ref.get("kind") or ""), str(ref.get("name") or "")))
+            key = (target.namespace, str(ref.get("kind") or ""), str(ref.get("name") or ""))
+            owner = Target.of(key, self._registry) if self._registry is not None else None
             if owner is None or owner.kind in ("Pod", COSCHED_PODGROUP):
                 continue
             options = {
@@ -975,8 +987,9 @@ class KubeActions:
         )
         if not (cosched or kueue):
             return request
-        target = Target.of(request.job)
-        assert target is not None
+        target = await self.target(request.job)
+        if target is None:
+            return request
         try:
             obj = await self._read(target)
         except (ServerUnreachable, StreamBroken):
@@ -1039,9 +1052,14 @@ class KubeActions:
             note = f"acts on {request.job[1]} {request.job[2]}, the owner of {asked.job[1]} {asked.job[2]}"
             return dataclasses.replace(preview, request=asked, changes=(note, *preview.changes))
         refusal = self._static_refusal(request)
-        target = Target.of(request.job)
-        if refusal is not None or target is None:
-            return Preview(request, False, (), refusal=refusal or "unsupported kind")
+        if refusal is not None:  # refused without even a read
+            return Preview(request, False, (), refusal=refusal)
+        try:
+            target = await self.target(request.job)
+        except (ServerUnreachable, StreamBroken) as exc:
+            return Preview(request, False, (), refusal=f"cannot read the cluster's discovery: {exc.detail}")
+        if target is None:
+            return Preview(request, False, (), refusal=refusal or _not_served(request.job[1]))
         try:
             target, obj = await self._locate(target)
         except (ServerUnreachable, StreamBroken) as exc:
@@ -1174,9 +1192,11 @@ class KubeActions:
         request = await self._via_owner(request)
         job = "/".join(request.job)
         refusal = self._static_refusal(request)
-        target = Target.of(request.job)
-        if refusal is not None or target is None:
-            raise ActionRefused(refusal or "unsupported kind")
+        if refusal is not None:
+            raise ActionRefused(refusal)
+        target = await self.target(request.job)
+        if target is None:
+            raise ActionRefused(refusal or _not_served(request.job[1]))
         if self.read_only:
             raise ReadOnlyViolation("read-only mode: no action is sent to the cluster")
         seen = self._seen.pop(request, None)
@@ -1327,11 +1347,11 @@ class KubeActions:
                     # Either the pod is gone, or this cluster serves no Eviction for it.
                     now = await self._read(target)
                     if now is None:
-                        return self._result(request, True, f"{target} already gone")
+                        return self._gone(request, target, seen, user)
                     steps[index + 1 : index + 1] = [self._delete_pod_step(target, seen.obj)]
                     continue
                 if request.kind == ActionKind.CANCEL:
-                    return self._result(request, True, f"{target} already gone")
+                    return self._gone(request, target, seen, user)
                 raise ActionFailed(f"{target} no longer exists{partial}")
             if status == 409:
                 await self._stale(request, target, seen, text, partial)
@@ -1367,6 +1387,16 @@ class KubeActions:
             message = f"{target}: {request.kind.value} sent, not yet confirmed by the controller"
             return self._result(request, True, message, tuple(done))
         return self._result(request, True, f"{target} {_VERBS[request.kind]}", tuple(done))
+
+    def _gone(self, request: ActionRequest, target: Target, seen: Seen, user: str) -> ActionResult:
+        """A cancel answered 404: the job was deleted meanwhile. Said so, and recorded as such (the
+        404 answer alone reads as a failure in the audit log)."""
+        message = f"{target} already gone: it was deleted before the cancel arrived (HTTP 404); nothing to do"
+        self._audit(
+            phase="result", user=user, action=request.kind.value, job="/".join(request.job), uid=seen.uid,
+            status=404, ok=True, message=message,
+        )  # fmt: skip
+        return self._result(request, True, message)
 
     async def _wait_evicted(
         self, request: ActionRequest, target: Target, seen: Seen, step: Step, user: str, done: list[str]
@@ -1528,17 +1558,21 @@ class KubeActions:
             return "a LocalQueue is namespaced: name its namespace"
         return None
 
+    async def _queue_target(self, kind: str, name: str, namespace: str) -> QueueTarget | None:
+        """Where the queue is served (the version the registry says Kueue serves), None without Kueue."""
+        spec = (await self.registry()).spec(kind)
+        if spec is None:
+            return None
+        return QueueTarget(kind, spec.version, namespace if kind == "LocalQueue" else "", name)
+
     async def _locate_queue(
         self, kind: str, name: str, namespace: str
     ) -> tuple[QueueTarget, dict[str, Any] | None]:
-        """Read the queue at v1beta2, then v1beta1 (older Kueue): (where it was found, the object)."""
-        first = QueueTarget(kind, QUEUE_VERSIONS[0], namespace if kind == "LocalQueue" else "", name)
-        for version in QUEUE_VERSIONS:
-            target = dataclasses.replace(first, version=version)
-            obj = await self._read(target)
-            if obj is not None:
-                return target, obj
-        return first, None
+        """Read the queue at the version Kueue serves: (where it lives, the object or None)."""
+        target = await self._queue_target(kind, name, namespace)
+        if target is None:
+            raise ActionRefused(_not_served(kind))
+        return target, await self._read(target)
 
     @staticmethod
     def _queue_state_refusal(target: QueueTarget, obj: Mapping[str, Any], policy: str) -> str | None:
@@ -1590,12 +1624,12 @@ class KubeActions:
             return Preview(request, False, (), refusal=refusal)
         try:
             target, obj = await self._locate_queue(kind, name, namespace)
+        except ActionRefused as exc:
+            return Preview(request, False, (), refusal=exc.detail)
         except (ServerUnreachable, StreamBroken) as exc:
             return Preview(request, False, (), refusal=f"cannot read {kind} {name}: {exc.detail}")
         if obj is None:
-            return Preview(
-                request, False, (), refusal=f"{target} does not exist (read at {', '.join(QUEUE_VERSIONS)})"
-            )
+            return Preview(request, False, (), refusal=f"{target} does not exist (read at {target.version})")
         refusal = self._queue_state_refusal(target, obj, policy)
         if refusal is not None:
             return Preview(request, False, (), refusal=refusal)
@@ -1652,7 +1686,9 @@ class KubeActions:
             raise ActionRefused(refusal)
         if self.read_only:
             raise ReadOnlyViolation("read-only mode: no action is sent to the cluster")
-        first = QueueTarget(kind, QUEUE_VERSIONS[0], request.job[0], name)
+        first = await self._queue_target(kind, name, namespace)
+        if first is None:
+            raise ActionRefused(_not_served(kind))
         seen = self._seen.pop(request, None)
         if seen is None:
             first, obj = await self._locate_queue(kind, name, namespace)
@@ -1777,6 +1813,16 @@ class KubeActions:
                 results.append(self._result(request, False, exc.detail))
         return results
 
+
+#: kind → (group, plural), whatever version is served: what an RBAC rule names (from the one table)
+_WHERE: dict[str, tuple[str, str]] = {
+    **{
+        spec.kind: (spec.group, spec.plural)
+        for spec in (*BUILTIN_RESOURCES, *(s for a in OPTIONAL_RESOURCES for s in a), *kueue_resources())
+    },
+    **{bare: (KUEUE_GROUP, plural) for bare, (plural, _) in QUEUE_KINDS.items()},
+    "Workload": (KUEUE_GROUP, "workloads"),
+}
 
 _VERBS = {
     ActionKind.CANCEL: "cancelled",
@@ -1905,6 +1951,15 @@ def _slinky_refusal(
     return None
 
 
+def _not_served(kind: str) -> str:
+    spec = _WHERE.get(kind)
+    what = f"{spec[1]}.{spec[0]}" if spec is not None and spec[0] else kind
+    return (
+        f"this cluster does not serve {what}: its discovery (/apis) lists no such resource at a version "
+        "hpctop understands, so nothing is sent"
+    )
+
+
 def _unknown_kind(action: ActionKind, kind: str) -> str:
     if kind.startswith("PodGroup."):
         return (
@@ -2008,8 +2063,8 @@ def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | s
         return (
             f"a Kueue {kind} is closed (hold) or opened (release) through its spec.stopPolicy; nothing else"
         )
-    spec = KINDS.get(kind)
-    if spec is None:
+    spec = _WHERE.get(kind)
+    if spec is None or kind not in KINDS:
         return _unknown_kind(action, kind)
     if action == ActionKind.PRIORITY and kind not in REPRIORITIZABLE:
         return PRIORITY_REFUSAL
@@ -2017,7 +2072,7 @@ def _needs(action: ActionKind, kind: str) -> list[tuple[str, str, str, str]] | s
         if kind == "Workload":
             return "move a Kueue job by its owner job's queue-name label"
         return VOLCANO_MOVE_REFUSAL if kind == VOLCANO_JOB else MOVE_REFUSAL
-    group, _, plural = spec
+    group, plural = spec
     if kind == COSCHED_PODGROUP:
         if action == ActionKind.CANCEL:
             return [("delete", group, plural, "")]

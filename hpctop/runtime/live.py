@@ -27,8 +27,7 @@ from typing import Self
 
 from hpctop.model.store import Store
 from hpctop.sources.kube.connection import Connection, load_connection
-from hpctop.sources.kube.discovery import resources_to_watch
-from hpctop.sources.kube.errors import Forbidden, KubeError, NotFound
+from hpctop.sources.kube.errors import Forbidden, NotFound
 from hpctop.sources.kube.reflector import (
     ListRetry,
     Reflector,
@@ -36,6 +35,7 @@ from hpctop.sources.kube.reflector import (
     ReflectorState,
     ReflectorStatus,
 )
+from hpctop.sources.kube.registry import discover_registry
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
 
@@ -203,16 +203,11 @@ async def list_once(
 async def discover_resources(client: KubeClient, notes: list[str] | None = None) -> tuple[ResourceSpec, ...]:
     """What to read on this cluster: the core resources plus the scheduler CRDs ``/apis`` offers.
 
-    Only what exists is listed (a cluster without Kueue never sees a Kueue request); when
+    Only what discovery lists is read, at the version it serves (a cluster without Kueue never sees
+    a Kueue request, nor one whose Kubeflow operator lacks a kind a request for that kind); when
     discovery itself fails or is forbidden, the core resources alone are read and a note says so.
     """
-    try:
-        apis = await client.get("/apis", {})
-        return resources_to_watch(apis)
-    except (KubeError, ValueError) as exc:
-        if notes is not None:
-            notes.append(f"discovery: {exc}; reading core resources only")
-        return tuple(DEFAULT_RESOURCES)
+    return (await discover_registry(client, notes)).watch_list()
 
 
 def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -196,6 +196,7 @@ class _Cycle:
         self.avail_failures = _Failures()
         self.strict_blocked: dict[str, str] = {}  # partition -> first blocked job id (strict mode)
         self.has_blocked: set[str] = set()  # partitions where a higher job is waiting
+        self.first_blocked: dict[str, str] = {}  # partition -> first job blocked there (Slurm reasons)
         self.reservations_tried = 0
         self._cursor: dict[tuple[object, ...], int] = {}
         self.placed = 0  # placements so far: the version of the live state
@@ -535,9 +536,15 @@ class _Cycle:
                 else:
                     out.reason = explain.priority_strict(live_fit, "reserved work")
         else:
-            out.deferred = ("resources", tuple(usable))
+            ahead = next((p for p in usable if p in self.first_blocked), None)
+            if ahead is not None:
+                # Slurm: only the first blocked job of a partition reads Resources
+                out.reason = explain.priority_behind(ahead, self.first_blocked[ahead])
+            else:
+                out.deferred = ("resources", tuple(usable))
         for pname in usable:
             self.has_blocked.add(pname)
+            self.first_blocked.setdefault(pname, job.id)
             if not self.policy.backfill:
                 self.strict_blocked.setdefault(pname, job.id)
         if self.reservations_tried < self.policy.reservation_depth:

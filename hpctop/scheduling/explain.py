@@ -192,3 +192,17 @@ def priority_strict(partition: str, blocker: str) -> Reason:
         "priority",
         f"strict priority: partition {partition} waits for higher-priority {blocker}",
     )
+
+
+def priority_behind(partition: str, blocker: str) -> Reason:
+    """Slurm's ``Priority`` for a job queued behind the first blocked job of its partition.
+
+    job_reason_codes.shtml: "Priority: One or more higher priority jobs exist for this partition
+    or advanced reservation. Other jobs in the queue have higher priority than this job." Only the
+    first blocked job of a partition reads ``Resources``.
+    """
+    return reason(
+        ReasonCode.PRIORITY,
+        "priority",
+        f"partition {partition}: queued behind higher-priority {blocker}, waiting for resources",
+    )

@@ -420,6 +420,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
     yunikorn_validate: bool = True
     #: the configs YuniKorn was asked to validate, parsed, in order
     yunikorn_validated: list[Any] = attrs.field(factory=list, init=False)
+    #: what this server serves, and so what its discovery documents list (``/apis``,
+    #: ``/apis/<group>/<version>``, ``/api/v1``): None serves every resource of ``ALL``; a tuple
+    #: serves only those, and anything else is a 404 (a cluster without that CRD or version)
+    served: tuple[Res, ...] | None = None
     #: the next this-many list requests of a resource never get an answer (a stalled API server)
     list_stalls: dict[Res, int] = attrs.field(factory=dict, init=False)
     #: list requests that arrived and were left unanswered by :attr:`list_stalls`
@@ -430,10 +434,72 @@ class FakeApiServer(kmock.KubernetesEmulator):
     def _by_plural(self, resource: kmock.resource | None) -> Res | None:
         if resource is None:
             return None
-        for res in ALL:
+        for res in self.served_resources:
             if (res.group, res.version, res.plural) == (resource.group, resource.version, resource.plural):
                 return res
         return None
+
+    @property
+    def served_resources(self) -> tuple[Res, ...]:
+        return self.served if self.served is not None else ALL
+
+    # -- discovery (what an API server lists about itself) ----------------------------------------
+
+    def _group_versions(self) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        for res in self.served_resources:
+            if res.group and res.version not in groups.setdefault(res.group, []):
+                groups[res.group].append(res.version)
+        return groups
+
+    @staticmethod
+    def _group_entry(group: str, versions: list[str]) -> Obj:
+        listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": listed, "preferredVersion": listed[0]}
+
+    @override
+    async def _serve_apis(self, request: rendering.Request) -> rendering.Payload:
+        groups = [self._group_entry(g, vs) for g, vs in self._group_versions().items()]
+        if self.kueue_visibility is not None:
+            groups.append(self._group_entry(VISIBILITY_GROUP, [self.kueue_visibility]))
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    @override
+    async def _serve_group(self, request: rendering.Request) -> rendering.Payload:
+        group = request.resource.group if request.resource is not None else ""
+        versions = self._group_versions().get(group or "")
+        if not versions:
+            raise kmock.KubernetesResourceNotFoundError()
+        return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group or "", versions)}
+
+    @override
+    async def _serve_version(self, request: rendering.Request) -> rendering.Payload:
+        wanted = request.resource
+        group, version = (wanted.group or "", wanted.version or "") if wanted is not None else ("", "")
+        listed = [r for r in self.served_resources if (r.group, r.version) == (group, version)]
+        if not listed and group:
+            raise kmock.KubernetesResourceNotFoundError()
+        verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+        resources: list[Obj] = []
+        for res in listed:
+            resources.append(
+                {"name": res.plural, "kind": res.kind, "namespaced": res.namespaced, "verbs": verbs}
+            )
+            resources.append(
+                {
+                    "name": f"{res.plural}/status",
+                    "kind": res.kind,
+                    "namespaced": res.namespaced,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        group_version = f"{group}/{version}" if group else version
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": group_version,
+            "resources": resources,
+        }
 
     def _emit(self, res: Res, etype: str, obj: Obj) -> None:
         event = {"type": etype, "object": copy.deepcopy(obj)}
@@ -789,7 +855,12 @@ class FakeApiServer(kmock.KubernetesEmulator):
             )
 
         waiting = sorted(
-            (w for w in self.state.get(WORKLOADS, {}).values() if pending(w)),
+            (
+                w
+                for res in (WORKLOADS, WORKLOADS_V1BETA1)
+                for w in self.state.get(res, {}).values()
+                if pending(w)
+            ),
             key=lambda w: (
                 -int(_dig(w, ("spec", "priority")) or 0),
                 str(w["metadata"].get("creationTimestamp") or ""),
@@ -1005,13 +1076,13 @@ class FakeApiServer(kmock.KubernetesEmulator):
                 )
         checks: list[tuple[tuple[str, ...], type, bool]] = [
             (("spec", "suspend"), bool, res == JOBS),
-            (("spec", "active"), bool, res == WORKLOADS),
+            (("spec", "active"), bool, res in (WORKLOADS, WORKLOADS_V1BETA1)),
             (("spec", "replicas"), int, res == DEPLOYMENTS),
             (("spec", "suspend"), bool, res == JOBSETS),
             (("spec", "runPolicy", "suspend"), bool, res in KUBEFLOW),
             (("spec", "replicas"), int, res == LWS),
             (("spec", "priorityClassName"), str, res == VCJOBS),
-            (("spec", "priority"), int, res == WORKLOADS),
+            (("spec", "priority"), int, res in (WORKLOADS, WORKLOADS_V1BETA1)),
         ]
         self._kueue_webhook(res, old, new)
         stop_policy = _dig(new, ("spec", "stopPolicy"))
@@ -1081,8 +1152,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
         stored = self.upsert(res, new)
         if res == JOBS and self.job_controller:
             self._job_controller(old, stored)
-        if res == WORKLOADS and self.kueue_evict_after is not None:
-            self._kueue_controller(old, stored)
+        if res in (WORKLOADS, WORKLOADS_V1BETA1) and self.kueue_evict_after is not None:
+            self._kueue_controller(old, stored, res)
         return self.get(res, stored["metadata"]["name"], stored["metadata"].get("namespace")) or stored
 
     def _job_controller(self, old: Obj, new: Obj) -> None:
@@ -1108,7 +1179,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
             status_.pop("startTime", None)
         self.upsert(JOBS, new | {"status": status_})
 
-    def _kueue_controller(self, old: Obj, new: Obj) -> None:
+    def _kueue_controller(self, old: Obj, new: Obj, res: Res = WORKLOADS) -> None:
         def active(obj: Obj) -> bool:
             return _dig(obj, ("spec", "active")) is not False
 
@@ -1127,18 +1198,19 @@ class FakeApiServer(kmock.KubernetesEmulator):
                     meta.get("namespace"),
                     meta["name"],
                     meta["uid"],
+                    res,
                 )
             return
         self._set_conditions(
-            WORKLOADS, new, {"Requeued": ("True", "Reactivated"), "Evicted": ("False", "Reactivated")}
+            res, new, {"Requeued": ("True", "Reactivated"), "Evicted": ("False", "Reactivated")}
         )
 
-    def _kueue_evict(self, namespace: str | None, name: str, uid: str) -> None:
-        obj = self.get(WORKLOADS, name, namespace)
+    def _kueue_evict(self, namespace: str | None, name: str, uid: str, res: Res = WORKLOADS) -> None:
+        obj = self.get(res, name, namespace)
         if obj is None or obj["metadata"].get("uid") != uid or _dig(obj, ("spec", "active")) is not False:
             return
         self._set_conditions(
-            WORKLOADS,
+            res,
             obj,
             {
                 "Evicted": ("True", "Deactivated"),

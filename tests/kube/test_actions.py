@@ -149,6 +149,21 @@ async def test_m3_404_on_delete_is_already_gone(fake: FakeApiServer, actions: Ku
     assert not fresh.allowed and "already gone" in fresh.refusal
 
 
+async def test_404_on_cancel_is_audited_as_already_gone(
+    fake: FakeApiServer, actions: KubeActions, audit: AuditLog
+) -> None:
+    seed(fake)
+    request = ActionRequest(ActionKind.CANCEL, TRAIN)
+    assert (await actions.preview(request)).allowed
+    fake.remove(JOBS, "train", "team-a")  # deleted by someone else between the confirm and the send
+    result = await actions.execute(request)
+    assert result.ok and "already gone" in result.message and "404" in result.message
+    records = audit.read()
+    assert [r.phase for r in records] == ["intent", "outcome", "result"]
+    assert records[1].status == 404 and records[1].ok is False  # the server's answer, as it came
+    assert records[2].ok is True and "already gone" in records[2].message  # what it meant
+
+
 # -- M4: terminating ----------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from hpctop.errors import ActionFailed, ActionRefused
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.transport import KubeClient
 from tests.kube.fakeserver import (
+    ALL,
     COMMANDS,
     JOBS,
     JOBSETS,
@@ -188,6 +189,8 @@ async def test_jobset_managed_by_kueue_is_held_through_its_workload(
 async def test_kubeflow_hold_release_cancel(
     fake: FakeApiServer, actions: KubeActions, kind: str, res: Res
 ) -> None:
+    if res == MPIJOBS_V1:  # training-operator's MPIJob: its CRD serves v1 only, so no v2beta1
+        fake.served = tuple(r for r in ALL if r != MPIJOBS)
     job = put(fake, res, "bert", {"runPolicy": {"suspend": False, "cleanPodPolicy": "None"}})
     key = (NS, kind, "bert")
     held = await preview_then_execute(actions, ActionRequest(ActionKind.HOLD, key))

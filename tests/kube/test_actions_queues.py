@@ -18,6 +18,7 @@ from hpctop.errors import ActionFailed, ActionRefused
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.transport import KubeClient
 from tests.kube.fakeserver import (
+    ALL,
     CLUSTER_QUEUES,
     CLUSTER_QUEUES_V1BETA1,
     LOCAL_QUEUES,
@@ -118,9 +119,10 @@ async def test_already_at_policy_is_refused(fake: FakeApiServer, actions: KubeAc
     assert writes(fake) == []
 
 
-async def test_v1beta1_is_tried_when_v1beta2_has_no_such_queue(
+async def test_a_v1beta1_only_kueue_queue_is_patched_at_v1beta1(
     fake: FakeApiServer, actions: KubeActions
 ) -> None:
+    fake.served = tuple(r for r in ALL if not (r.group == "kueue.x-k8s.io" and r.version == "v1beta2"))
     rv = put_queue(fake, CLUSTER_QUEUES_V1BETA1, "old")["metadata"]["resourceVersion"]
     assert (await actions.preview_queue_stop_policy("ClusterQueue", "old", "", "Hold")).allowed
     result = await actions.set_queue_stop_policy("ClusterQueue", "old", "", "Hold")

@@ -110,9 +110,12 @@ async def test_5xx_is_retried_with_backoff_a_bounded_number_of_times(
     assert len(times) == 3 and all(b - a >= 0.8 for a, b in itertools.pairwise(times))
 
     fake.fail(PODS, LIST, 500, times=20)
-    with pytest.raises(ServerError):
+    with pytest.raises(ServerError, match=r"tried 4 times|waits at most 10 s"):
         await list_once(None, None, None, resources=[POD_SPEC], connection=connection)
-    assert len(fake.calls(PODS, LIST)) == 3 + 4  # the first try and three retries
+    # Bounded twice: at most three retries, and at most 10 s of waiting in all. The backoff is
+    # jittered (up to twice the step) and still warm from the first read, so which bound ends it
+    # is chance: the first try and two or three retries, never more.
+    assert 3 + 3 <= len(fake.calls(PODS, LIST)) <= 3 + 4
 
 
 async def test_a_list_that_never_gets_an_answer_fails_within_the_request_timeout(

@@ -24,23 +24,11 @@ import orjson
 
 from hpctop.model.decode import DecodeError
 from hpctop.sources.kube.resources import (
-    COSCHEDULING_PODGROUPS,
     DEFAULT_RESOURCES,
-    JAXJOBS,
-    JOBSETS,
     KUEUE_GROUP,
     KUEUE_VERSIONS,
-    LEADERWORKERSETS,
-    MPIJOBS,
-    MPIJOBS_V2,
-    PADDLEJOBS,
-    PYTORCHJOBS,
-    TFJOBS,
-    TRAINJOBS,
-    VOLCANO_JOBS,
-    VOLCANO_PODGROUPS,
-    VOLCANO_QUEUES,
-    XGBOOSTJOBS,
+    OPTIONAL_RESOURCES,
+    WRITE_ONLY_RESOURCES,
     ResourceSpec,
     kueue_resources,
 )
@@ -61,23 +49,6 @@ BACKEND_GROUPS: Mapping[str, str] = {
     "slinky.slurm.net": "slinky",
 }
 
-#: one-version resources: (spec, alternatives in order of preference)
-_FIXED: tuple[tuple[ResourceSpec, ...], ...] = (
-    (VOLCANO_QUEUES,),
-    (VOLCANO_PODGROUPS,),
-    (VOLCANO_JOBS,),
-    (COSCHEDULING_PODGROUPS,),
-    (JOBSETS,),
-    (LEADERWORKERSETS,),
-    (PYTORCHJOBS,),
-    (TFJOBS,),
-    (MPIJOBS_V2, MPIJOBS),
-    (XGBOOSTJOBS,),
-    (PADDLEJOBS,),
-    (JAXJOBS,),
-    (TRAINJOBS,),
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Discovery:
@@ -89,6 +60,8 @@ class Discovery:
     served: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: group → the version hpctop reads (Kueue, Volcano, ...); absent when the group is absent
     versions: Mapping[str, str] = field(default_factory=dict)
+    #: resources hpctop writes but does not watch (Volcano's bus Commands), where listed
+    write_only: tuple[ResourceSpec, ...] = ()
 
     def watch_list(self, core: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES) -> tuple[ResourceSpec, ...]:
         """The core resources followed by the discovered ones (no duplicates)."""
@@ -202,12 +175,13 @@ def discover(apis: bytes, resource_lists: Mapping[str, bytes] | None = None) -> 
             )
             if picked is not None and available(picked):
                 chosen.append(picked)
-    for alternatives in _FIXED:
+    for alternatives in OPTIONAL_RESOURCES:
         for spec in alternatives:
             if available(spec):
                 chosen.append(spec)
                 versions.setdefault(spec.group, spec.version)
                 break
+    write_only = tuple(spec for spec in WRITE_ONLY_RESOURCES if available(spec))
     backends = frozenset(BACKEND_GROUPS[g] for g in served if g in BACKEND_GROUPS)
     scheduling = served.get("scheduling.k8s.io", ())
     if "v1alpha1" in scheduling or "v1alpha2" in scheduling:
@@ -217,7 +191,7 @@ def discover(apis: bytes, resource_lists: Mapping[str, bytes] | None = None) -> 
             if v in served.get(group, ()):
                 versions[group] = v
                 break
-    return Discovery(tuple(chosen), backends, served, versions)
+    return Discovery(tuple(chosen), backends, served, versions, write_only)
 
 
 def resources_to_watch(

@@ -85,3 +85,44 @@ XGBOOSTJOBS = ResourceSpec("XGBoostJob", "kubeflow.org", "v1", "xgboostjobs", na
 PADDLEJOBS = ResourceSpec("PaddleJob", "kubeflow.org", "v1", "paddlejobs", namespaced=True)
 JAXJOBS = ResourceSpec("JAXJob", "kubeflow.org", "v1", "jaxjobs", namespaced=True)
 TRAINJOBS = ResourceSpec("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", namespaced=True)
+
+#: one-version resources hpctop watches when discovery lists them: each kind's versions hpctop
+#: understands, in order of preference (mpi-operator's MPIJob v2beta1 over training-operator's v1)
+OPTIONAL_RESOURCES: tuple[tuple[ResourceSpec, ...], ...] = (
+    (VOLCANO_QUEUES,),
+    (VOLCANO_PODGROUPS,),
+    (VOLCANO_JOBS,),
+    (COSCHEDULING_PODGROUPS,),
+    (JOBSETS,),
+    (LEADERWORKERSETS,),
+    (PYTORCHJOBS,),
+    (TFJOBS,),
+    (MPIJOBS_V2, MPIJOBS),
+    (XGBOOSTJOBS,),
+    (PADDLEJOBS,),
+    (JAXJOBS,),
+    (TRAINJOBS,),
+)
+
+# -- written, never watched --------------------------------------------------------------------
+
+#: Volcano's bus Commands (what vcctl creates to abort/resume/restart a vcjob, SCHEDULERS.md §6.4)
+VOLCANO_COMMANDS = ResourceSpec(
+    "Command.bus.volcano.sh", "bus.volcano.sh", "v1alpha1", "commands", namespaced=True
+)
+#: YuniKorn's queues.yaml lives in a ConfigMap (core, served everywhere)
+CONFIGMAPS = ResourceSpec("ConfigMap", "", "v1", "configmaps", namespaced=True)
+#: resources hpctop only writes, requested only where discovery lists them (core ones always)
+WRITE_ONLY_RESOURCES: tuple[ResourceSpec, ...] = (VOLCANO_COMMANDS,)
+#: the core API's resources, served by every API server: never looked up in discovery
+BUILTIN_RESOURCES: tuple[ResourceSpec, ...] = (*DEFAULT_RESOURCES, CONFIGMAPS)
+
+
+def understood_versions() -> dict[str, tuple[str, ...]]:
+    """group → the versions hpctop can read or write there (whose resource lists are worth a request)."""
+    out: dict[str, list[str]] = {KUEUE_GROUP: [*KUEUE_VERSIONS, "v1alpha1"]}
+    for spec in (*(s for alts in OPTIONAL_RESOURCES for s in alts), *WRITE_ONLY_RESOURCES):
+        versions = out.setdefault(spec.group, [])
+        if spec.version not in versions:
+            versions.append(spec.version)
+    return {group: tuple(versions) for group, versions in out.items()}

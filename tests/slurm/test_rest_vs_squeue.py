@@ -1,0 +1,61 @@
+"""hpctop's slurmrestd reader against the real Slurm's own ``squeue``/``sprio`` (Debian 22.05, v0.0.38)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hpctop.sources.slurm.rest import SlurmError, SlurmRest
+from tests.slurm.realslurm import RealSlurm
+
+
+def _squeue(cluster: RealSlurm) -> dict[int, tuple[str, str, str, str]]:
+    # %i job id, %T full state, %r reason, %N nodes, %P partition
+    out = cluster.run(["squeue", "-h", "-o", "%i|%T|%r|%N|%P"]).stdout
+    rows = {}
+    for line in out.splitlines():
+        job_id, state, reason, nodes, partition = line.split("|")
+        rows[int(job_id)] = (state, reason, nodes, partition)
+    return rows
+
+
+def test_jobs_match_squeue_and_sprio(real_slurm: RealSlurm) -> None:
+    # 3 nodes x 2 GPUs: two 2-node jobs cannot both run; the second waits (Resources), the
+    # third, queued behind it in the same partition, reads Priority (job_reason_codes.shtml:
+    # "Priority: One or more higher priority jobs exist for this partition or advanced reservation")
+    first = real_slurm.sbatch("-N", "2", "--gres=gpu:2", "-t", "10")
+    second = real_slurm.sbatch("-N", "2", "--gres=gpu:2", "-t", "10")
+    third = real_slurm.sbatch("-N", "2", "--gres=gpu:2", "-t", "10")
+    held = real_slurm.sbatch("-H", "-N", "1", "-t", "5")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        rows = _squeue(real_slurm)
+        if rows.get(int(first), ("",))[0] == "RUNNING" and rows.get(int(third), ("", ""))[1] == "Priority":
+            break
+        time.sleep(0.5)
+    client = SlurmRest(real_slurm.url, user="root", token=real_slurm.token())
+    assert client.negotiate() == "v0.0.38"
+    jobs = {j.job_id: j for j in client.jobs()}
+    rows = _squeue(real_slurm)
+    assert set(jobs) == set(rows)
+    for job_id, (state, reason, nodes, partition) in rows.items():
+        job = jobs[job_id]
+        assert (job.state, job.reason, job.nodes, job.partition) == (state, reason, nodes, partition)
+    assert jobs[int(first)].state == "RUNNING"
+    assert jobs[int(second)].reason == "Resources"
+    assert jobs[int(third)].reason == "Priority"
+    assert jobs[int(held)].reason == "JobHeldUser"
+    # sprio lists the pending, not held, jobs with Slurm's total
+    sprio = real_slurm.run(["sprio", "-h", "-o", "%i|%Y"]).stdout
+    totals = {int(a): int(b) for a, b in (line.split("|") for line in sprio.split())}
+    assert int(held) not in totals
+    assert {k: jobs[k].priority for k in totals} == totals
+    # Slurm's own expected start for the waiting job (squeue --start)
+    assert jobs[int(second)].start_time >= jobs[int(first)].start_time
+
+
+def test_refused_token_is_an_error_not_rows(real_slurm: RealSlurm) -> None:
+    client = SlurmRest(real_slurm.url, user="root", token="not-a-jwt")
+    with pytest.raises(SlurmError, match="slurmrestd"):
+        client.jobs()
