@@ -1204,7 +1204,7 @@ class KubeActions:
             target, obj = await self._locate(target)
             if obj is None:
                 if request.kind == ActionKind.CANCEL:
-                    return self._result(request, True, f"{target} already gone")
+                    return self._result(request, True, f"{target} already gone", outcome="gone")
                 raise ActionRefused(f"{target} no longer exists")
             seen = Seen(obj, self._clock())
         obj = seen.obj
@@ -1266,9 +1266,14 @@ class KubeActions:
         return Step("DELETE", target.path, options, "delete", "", "pods", field_manager=False)
 
     def _result(
-        self, request: ActionRequest, ok: bool, message: str, changes: tuple[str, ...] = ()
+        self,
+        request: ActionRequest,
+        ok: bool,
+        message: str,
+        changes: tuple[str, ...] = (),
+        outcome: str = "done",
     ) -> ActionResult:
-        return ActionResult(request, ok, message, changes, at=self._clock())
+        return ActionResult(request, ok, message, changes, at=self._clock(), outcome=outcome)
 
     async def _send(
         self, step: Step, job: str, user: str, request: ActionRequest, uid: str, action: str = ""
@@ -1396,7 +1401,7 @@ class KubeActions:
             phase="result", user=user, action=request.kind.value, job="/".join(request.job), uid=seen.uid,
             status=404, ok=True, message=message,
         )  # fmt: skip
-        return self._result(request, True, message)
+        return self._result(request, True, message, outcome="gone")
 
     async def _wait_evicted(
         self, request: ActionRequest, target: Target, seen: Seen, step: Step, user: str, done: list[str]

@@ -46,6 +46,8 @@ class ActionResult:
     message: str
     changes: tuple[str, ...] = ()
     at: float = 0.0
+    #: what became of the target: "done", or "gone" (a cancel found it deleted already: 404)
+    outcome: str = "done"
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,7 +73,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -101,7 +101,7 @@ from hpctop.sources.kube.kueue_visibility import KueueVisibilityPoller, PendingP
 from hpctop.sources.kube.metrics import POLL_INTERVAL as METRICS_INTERVAL
 from hpctop.sources.kube.metrics import PrometheusPoller
 from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
-from hpctop.sources.kube.resources import DEFAULT_RESOURCES, ResourceSpec
+from hpctop.sources.kube.resources import DEFAULT_RESOURCES, PODS, ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
 from hpctop.sources.kube.yunikorn import NAMESPACE as YUNIKORN_NAMESPACE
 from hpctop.sources.kube.yunikorn import POLL_INTERVAL as YUNIKORN_INTERVAL
@@ -579,7 +579,9 @@ class LiveConsoleSession:
             found = self.store.job(job)
             pods = [name for _, name in found.pods] if found is not None else []
         namespace, kind, name = job
-        paths = [object_path(kind, namespace, name)] if kind in KINDS and kind != "Pod" else []
+        served = {spec.kind for spec in self._resources if spec.namespaced}
+        owner = kind in served and kind != "Pod"
+        paths = [object_path(kind, namespace, name, self._resources)] if owner else []
         paths += [object_path("Pod", namespace, pod) for pod in pods]
 
         async def fetch() -> list[dict[str, object]]:
@@ -850,11 +852,15 @@ def _listing_result(now: float) -> ScheduleResult:
     )
 
 
-def object_path(kind: str, namespace: str, name: str) -> str:
-    """The API path of a namespaced object of one of the kinds hpctop acts on."""
-    group, version, plural = KINDS[kind]
-    base = f"/api/{version}" if not group else f"/apis/{group}/{version}"
-    return f"{base}/namespaces/{namespace}/{plural}/{name}"
+def object_path(kind: str, namespace: str, name: str, resources: Sequence[ResourceSpec] = ()) -> str:
+    """The API path of a namespaced object: at the version the cluster serves (the discovered
+    ``resources``, one registry), pods at ``v1``. ``KeyError`` for a kind it does not serve."""
+    if kind == "Pod":
+        return f"{PODS.path(namespace)}/{name}"
+    for spec in resources:
+        if spec.kind == kind and spec.namespaced:
+            return f"{spec.path(namespace)}/{name}"
+    raise KeyError(kind)
 
 
 class LiveLog:

@@ -407,7 +407,7 @@ class ActionFlows(Ticking):
     def _report(self, outcomes: list[tuple[ActionRequest, Any]]) -> None:
         """Journal and notify each outcome; jobs that changed since the preview are asked about again."""
         self.action_busy = False
-        done = failed = 0
+        done = failed = gone = 0
         stale: list[tuple[ActionRequest, tuple[str, ...], Preview | None]] = []
         for req, outcome in outcomes:
             if isinstance(outcome, HpctopError):
@@ -424,11 +424,13 @@ class ActionFlows(Ticking):
                 )
                 continue
             ok = bool(outcome.ok)
-            done += ok
+            was_gone = ok and outcome.outcome == "gone"
+            gone += was_gone
+            done += ok and not was_gone
             failed += not ok
             message = outcome.message + ("; " + "; ".join(outcome.changes) if outcome.changes else "")
             self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, ok, message))
-        if done or failed:
+        if done or failed or gone:
             first = outcomes[0][0]
             action = (
                 ("open queue" if first.value == "None" else "close queue")
@@ -437,7 +439,10 @@ class ActionFlows(Ticking):
                 if is_yunikorn_request(first)
                 else first.kind.value
             )
-            summary = f"{action}: {done} done" + (f", {failed} failed" if failed else "")
+            parts = [f"{done} done"] if done or not gone else []
+            parts += [f"{gone} already gone (deleted before the {action} arrived)"] if gone else []
+            parts += [f"{failed} failed"] if failed else []
+            summary = f"{action}: " + ", ".join(parts)
             self.notify(summary, severity="error" if failed and not done else "information", markup=False)
         with contextlib.suppress(NoMatches):
             self._main(JobsTable, "#jobs").marked.clear()

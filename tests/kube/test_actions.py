@@ -158,6 +158,7 @@ async def test_404_on_cancel_is_audited_as_already_gone(
     fake.remove(JOBS, "train", "team-a")  # deleted by someone else between the confirm and the send
     result = await actions.execute(request)
     assert result.ok and "already gone" in result.message and "404" in result.message
+    assert result.outcome == "gone"  # the console counts it as gone, not as "1 done"
     records = audit.read()
     assert [r.phase for r in records] == ["intent", "outcome", "result"]
     assert records[1].status == 404 and records[1].ok is False  # the server's answer, as it came
