@@ -23,6 +23,14 @@ class HpctopError(Exception):
         return f"{self.title}: {self.detail}"
 
 
+class PlainMessageError(HpctopError):
+    """An hpctop error whose text is shown as it is, without the title: a status-bar line, a
+    note or a message another error embeds (the title would only repeat what the place says)."""
+
+    def __str__(self) -> str:
+        return self.detail
+
+
 class QuantityError(HpctopError, ValueError):
     """A Kubernetes quantity string could not be parsed."""
 

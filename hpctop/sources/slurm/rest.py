@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hpctop.errors import HpctopError
+from hpctop.errors import PlainMessageError
 
 KNOWN_VERSIONS = (
     "v0.0.36",
@@ -35,7 +35,7 @@ KNOWN_VERSIONS = (
 _VERSION = re.compile(r"^/slurm/(v\d+\.\d+\.\d+)/jobs/?$")
 
 
-class SlurmError(HpctopError):
+class SlurmError(PlainMessageError):
     """slurmrestd unreachable, refusing the token, or answering with Slurm's own errors."""
 
 
