@@ -13,6 +13,8 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -56,9 +58,12 @@ def test_down_slurmrestd_with_the_demo_leaves_out_only_the_slurm_rows(
 
 
 class _Hostile(http.server.BaseHTTPRequestHandler):
-    """A slurmrestd (v0.0.40 shapes) whose job name and reason carry escape sequences."""
+    """A slurmrestd (v0.0.40 shapes) with an escape-laden job name; it keeps the tokens sent."""
+
+    tokens: ClassVar[list[str | None]] = []
 
     def do_GET(self) -> None:
+        self.tokens.append(self.headers.get("X-SLURM-USER-TOKEN"))
         if self.path == "/openapi/v3":
             body: object = {"paths": {"/slurm/v0.0.40/jobs": {}}}
         else:
@@ -125,3 +130,18 @@ def test_slurm_rows_are_sanitised_and_read_like_squeue(
 def test_hostlist_and_state_flags() -> None:
     assert expand_hostlist("sn[1-2,5],gpu[09-10]") == ["sn1", "sn2", "sn5", "gpu09", "gpu10"]
     assert parse_job({"job_state": ["PENDING", "REQUEUED"]}).state == "REQUEUED"
+
+
+def test_token_file_is_sent_and_a_missing_one_is_a_usage_error(
+    hostile_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLURM_JWT", raising=False)
+    token = tmp_path / "token"
+    token.write_text("SLURM_JWT=from-the-file\n")  # what 'scontrol token' prints
+    _Hostile.tokens.clear()
+    code, _, _ = _run("jobs", "--slurm-url", hostile_url, "--slurm-token-file", str(token), "-o", "json")
+    assert code == 0
+    assert _Hostile.tokens and set(_Hostile.tokens) == {"from-the-file"}
+    code, out, err = _run("jobs", "--slurm-url", hostile_url, "--slurm-token-file", str(tmp_path / "nope"))
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "Slurm token file" in err
