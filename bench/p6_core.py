@@ -296,12 +296,8 @@ def one_event(snap: Snapshot) -> Snapshot:
 # -- the naive reference -------------------------------------------------------------------------
 
 
-def _fits(free: list[int], per: Resources) -> bool:
-    return free[0] >= per.cpu and free[1] >= per.memory and free[2] >= per.gpu
-
-
-def reference(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
-    """First-fit by priority over every node, no indexes: (jobs considered, jobs placed)."""
+def _free_vectors(snap: Snapshot) -> dict[str, list[int]]:
+    """Each schedulable node's free [cpu, memory, gpu] after its running pods."""
     free: dict[str, list[int]] = {}
     for node in sorted(snap.nodes.values(), key=lambda n: n.name):
         if node.schedulable:
@@ -313,10 +309,24 @@ def reference(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
             f[0] -= pod.requests.cpu
             f[1] -= pod.requests.memory
             f[2] -= pod.requests.gpu
+    return free
+
+
+def _pending_in_order(snap: Snapshot, limit: int | None) -> list[Job]:
+    """The pending jobs by priority (QoS), then age: the naive references' order."""
     pending = [j for j in snap.jobs.values() if j.state == JobState.PENDING]
     pending.sort(key=lambda j: (-(j.priority_value or 0), j.submit_time, j.key))
-    if limit is not None:
-        pending = pending[:limit]
+    return pending if limit is None else pending[:limit]
+
+
+def _fits(free: list[int], per: Resources) -> bool:
+    return free[0] >= per.cpu and free[1] >= per.memory and free[2] >= per.gpu
+
+
+def reference(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
+    """First-fit by priority over every node, no indexes: (jobs considered, jobs placed)."""
+    free = _free_vectors(snap)
+    pending = _pending_in_order(snap, limit)
     placed = 0
     for job in pending:
         scratch = {name: list(f) for name, f in free.items()}  # all-or-nothing: plan on a copy
@@ -343,17 +353,7 @@ def reference(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
 
 def reference_undo(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
     """The same first fit as :func:`reference`, with nodes grouped by GPU model and an undo log."""
-    free: dict[str, list[int]] = {}
-    for node in sorted(snap.nodes.values(), key=lambda n: n.name):
-        if node.schedulable:
-            a = node.allocatable
-            free[node.name] = [a.cpu, a.memory, a.gpu]
-    for pod in snap.pods.values():
-        if pod.node_name in free and pod.phase == "Running":
-            f = free[pod.node_name]
-            f[0] -= pod.requests.cpu
-            f[1] -= pod.requests.memory
-            f[2] -= pod.requests.gpu
+    free = _free_vectors(snap)
     every: list[list[int]] = []
     by_product: dict[str, list[list[int]]] = {}
     for name, node in snap.nodes.items():  # the copying version's node order
@@ -361,10 +361,7 @@ def reference_undo(snap: Snapshot, limit: int | None = None) -> tuple[int, int]:
         if found is not None:
             every.append(found)
             by_product.setdefault(node.labels.get(PRODUCT_LABEL, ""), []).append(found)
-    pending = [j for j in snap.jobs.values() if j.state == JobState.PENDING]
-    pending.sort(key=lambda j: (-(j.priority_value or 0), j.submit_time, j.key))
-    if limit is not None:
-        pending = pending[:limit]
+    pending = _pending_in_order(snap, limit)
     placed = 0
     for job in pending:
         if job.gpu_models:

@@ -12,52 +12,17 @@ terminal, whatever the network does.
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Verdict
-from tests.kube.conftest import write_kubeconfig
+from tests.kube.conftest import silent_api_server, write_kubeconfig
 from tests.test_console_terminal import HPCTOP, _cleanup, _start
 
 GOAL_S = 1.0
-
-
-@contextmanager
-def _silent_server() -> Iterator[str]:
-    """A TCP listener that accepts and never answers."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            held.append(conn)
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(2)
-        for conn in held:
-            conn.close()
-        listener.close()
 
 
 def _one_quit(tmp: Path, argv: list[str], settle: float) -> tuple[float, float]:
@@ -85,7 +50,7 @@ def run(repeats: int = 3) -> Verdict:
     with tempfile.TemporaryDirectory(prefix="hpctop-q1-") as name:
         tmp = Path(name)
         cases: dict[str, Callable[[], list[str]]] = {"demo": lambda: [str(HPCTOP), "--demo"]}
-        with _silent_server() as url:
+        with silent_api_server() as url:
             config = write_kubeconfig(tmp / "kubeconfig", url)
             cases["silent server"] = lambda: [str(HPCTOP), "--kubeconfig", str(config)]
             for case, argv in cases.items():

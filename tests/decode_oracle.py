@@ -332,9 +332,17 @@ def node_from_wire(w: WireNode) -> Node:
         )
     )
     count = advertised // replicas if replicas > 1 else advertised
+    single = labels.get("nvidia.com/mig.strategy", "none") == "single"
+    labelled = 0
+    if replicas > 1 or single or (not count and mig):
+        labelled = bounded("count", to_int(labels.get("nvidia.com/gpu.count", "0")), LIMITS["gpu"])
+    shares = 0
+    if advertised and (replicas > 1 or (single and labelled)):
+        count = labelled if labelled else max(count, 1)
+        shares = 0 if advertised == count else advertised
     bounded(GPU_RESOURCE, count, (MAX_GPUS, ""))
     if not count and mig:
-        count = bounded("count", to_int(labels.get("nvidia.com/gpu.count", "0")), LIMITS["gpu"])
+        count = labelled
     sharing = labels.get("nvidia.com/gpu.sharing-strategy", "none")
     if sharing == "none" and labels.get("hpctop.io/gpu-sharing") == "milli":
         sharing = "milli"
@@ -348,6 +356,7 @@ def node_from_wire(w: WireNode) -> Node:
         sharing=sharing,
         replicas=replicas,
         clique=labels.get("nvidia.com/gpu.clique"),
+        shares=shares,
     )
     ready = False
     for cond in w.status.conditions or []:

@@ -264,3 +264,83 @@ def test_the_detail_view_says_when_hpctop_does_not_model_the_owners_order(readin
     view = merge(job, reading.view.result.plans.get(key))
     assert view.queue_layer == "kueue"
     assert view.ordering_note is not None and "hpctop's estimate" in view.ordering_note
+
+
+def test_shared_gpus_count_physical_gpus_and_shares(reading: Reading) -> None:
+    """Time-slicing (4 T4s x 4 replicas) and MIG single (8 A100s x 7 slices): GPUs are not shares."""
+    from hpctop.tables.nodes import GPU_COLUMNS, NODE_COLUMNS, gpu_rows, node_rows, summary_rows
+    from hpctop.tables.render import render_table
+
+    view = reading.view
+    nodes = {r["node"]: r for r in node_rows(view.snapshot, view.result)}
+    shared, mig = nodes["lt-t4-shared"], nodes["lt-a100-mig-single"]
+    assert (shared["gpus_total"], shared["gpu_shares"], shared["gpus_alloc"]) == (4, 16, 5)
+    assert (mig["gpus_total"], mig["gpu_shares"], mig["gpus_alloc"]) == (8, 56, 3)
+    assert shared["state"] == "mix"  # 11 shares free: not "alloc"
+    assert "gpu_shares" not in nodes["lt-h100-0"]  # a plain node keeps one unit per GPU
+    text = render_table([shared], NODE_COLUMNS)
+    assert "4 GPUs / 16 shares, 5 used" in text
+    groups = {r["model"]: r for r in gpu_rows(view.snapshot, view.result)}
+    t4 = groups["Tesla-T4-SHARED"]
+    assert (t4["total"], t4["shares"], t4["allocated"], t4["free"], t4["unavailable"]) == (4, 16, 5, 11, 0)
+    a100 = groups["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]
+    assert (a100["total"], a100["shares"], a100["allocated"], a100["free"]) == (8, 56, 3, 53)
+    assert all(r["free"] >= 0 for r in groups.values())
+    assert "4 GPUs / 16 shares" in render_table([t4], GPU_COLUMNS)
+    summary = [r for r in summary_rows(view.snapshot, view.result) if "lt-t4-shared" in r["nodelist"]]
+    assert summary and all("gpu_shares" in r for r in summary)
+
+
+def test_shared_gpus_in_the_gpu_pane_map(reading: Reading) -> None:
+    """The pane's map: 4 physical cells for 4 T4s, 5 shares of a quarter each fill 1.25 GPUs."""
+    from hpctop.tui.gpumap import build_gpu_map
+
+    snap = reading.view.snapshot
+    names = ["lt-t4-shared", "lt-a100-mig-single"]
+    gpu_map = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, [("shared", names)])
+    by_name = {n.name: n for n in gpu_map.nodes}
+    t4, mig = by_name["lt-t4-shared"], by_name["lt-a100-mig-single"]
+    assert len(t4.slots) == 4 and t4.used == 1250 and t4.gpu_text() == "4 GPUs / 16 shares, 5 used"
+    assert len(mig.slots) == 8 and mig.gpu_text() == "8 GPUs / 56 shares, 3 used"
+    assert mig.used == 3 * (1000 * 8 // 56)  # three 1g.10gb slices, each a seventh of an A100
+
+
+def test_gpu_holders_come_from_dcgm_labels_or_are_said_to_be_unknown(reading: Reading) -> None:
+    """Live pods name no device: the pane places them by dcgm-exporter's per-GPU ``pod``/``namespace``
+    labels (its default label set: gpu, UUID, modelName, Hostname, container, namespace, pod), and
+    without them keeps the holders per node (issue 11, "GPU holders on live clusters")."""
+    from hpctop.model.metrics import MetricsView, Sample, join_samples
+    from hpctop.tui.gpumap import build_gpu_map
+    from hpctop.tui.widgets.gpus import GpuMapCache, dcgm_devices
+
+    snap = reading.view.snapshot
+    parts = [("shared", ["lt-t4-shared"])]
+    blind = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts).nodes[0]
+    assert len(blind.unplaced) == 5  # five holders known on the node, none per GPU
+
+    def util(gpu: str, pod: str) -> Sample:
+        labels = {"gpu": gpu, "UUID": f"GPU-{gpu}", "modelName": "Tesla T4", "Hostname": "lt-t4-shared"}
+        return Sample(
+            "DCGM_FI_DEV_GPU_UTIL",
+            {**labels, "container": "cuda", "namespace": "gpu-time-slicing", "pod": pod},
+            40.0,
+        )
+
+    gpus, skipped = join_samples([util("2", "ts-0"), util("3", "ts-1")], snap.nodes)
+    assert skipped == 0
+    devices = dcgm_devices(MetricsView(gpus))
+    assert devices == {
+        "lt-t4-shared": {("gpu-time-slicing", "ts-0"): (2,), ("gpu-time-slicing", "ts-1"): (3,)}
+    }
+    seen = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts, devices).nodes[0]
+    assert [s.used for s in seen.slots[2:]] == [250, 250]  # one replica of four on GPUs 2 and 3
+    holder = next(j for j in snap.jobs.values() if ("gpu-time-slicing", "ts-0") in j.pods)
+    assert [h[0] for h in seen.slots[2].holders] == [holder.id]
+    assert len(seen.unplaced) == 3
+    # the pane's cache: a new poll's holder labels rebuild the map; the same labels again do not
+    cache = GpuMapCache()
+    cache.build(snap, reading.view.result.partitions)
+    remapped = cache.set_devices(devices)
+    assert remapped is not None and cache.set_devices(dict(devices)) is None
+    t4 = next(n for n in remapped.nodes if n.name == "lt-t4-shared")
+    assert [s.used for s in t4.slots] == [750, 0, 250, 250]  # three unplaced replicas fill GPU 0

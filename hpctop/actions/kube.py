@@ -63,12 +63,10 @@ server does not make a transaction. See its docstring for the all-or-none rule.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
-import threading
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -79,13 +77,12 @@ from hpctop.actions.requests import (
     SLINKY_SCHEDULER,
     STOP_POLICIES,
     YUNIKORN_QUEUE,
+    ActionForbidden,
     ActionKind,
     ActionRequest,
     ActionResult,
-    Forbidden,
     Permission,
     Preview,
-    QueueChange,
     queue_request,
 )
 from hpctop.errors import ActionFailed, ActionRefused, HpctopError
@@ -1364,7 +1361,7 @@ class KubeActions:
                 raise ActionFailed(f"the server rejected {request.kind.value} of {target}: {text}{partial}")
             if status == 403:
                 self._rules.pop(target.namespace, None)
-                raise Forbidden(
+                raise ActionForbidden(
                     f"the API server refused {step.verb} {target.resource} in {target.namespace} "
                     f"(403): {text}. "
                     "RBAC or an admission policy denies it even though it was offered; nothing more was sent "
@@ -1767,7 +1764,7 @@ class KubeActions:
             else:  # a cluster-scoped grant shows in every namespace's rules review
                 self._rules.clear()
             where = f"in {target.namespace}" if target.namespace else "(cluster-scoped)"
-            raise Forbidden(
+            raise ActionForbidden(
                 f"the API server refused patch {target.resource} {where} (403): {text}. "
                 f"Closing or opening a queue needs RBAC patch on {target.resource}; RBAC or an "
                 "admission policy denies it even though it was offered; nothing more was sent and "
@@ -2288,125 +2285,14 @@ async def _roll_back(client: KubeClient, outcome: BindOutcome) -> BindOutcome:
     return BindOutcome(a, "stranded", response.status, f"bound; rollback delete failed: {_message(response)}")
 
 
-# -- the synchronous adapter -----------------------------------------------------------------------
-
-
-class _LoopThread:
-    """An event loop running in a daemon thread, for callers that are not coroutines."""
-
-    def __init__(self, name: str = "hpctop-actions") -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def stop(self) -> None:
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=5)
-        if not self.loop.is_running():
-            self.loop.close()
-
-
-class KubeActuator:
-    """The :class:`~hpctop.actions.requests.Actuator` protocol over :class:`KubeActions`.
-
-    Each call runs the core's coroutine on ``loop`` (by default a private loop in a daemon thread,
-    which then also owns the core's HTTP session) and waits at most ``timeout`` seconds. Calling
-    from the thread that runs ``loop`` would deadlock, so it raises instead.
-    """
-
-    def __init__(
-        self,
-        core: KubeActions,
-        *,
-        loop: asyncio.AbstractEventLoop | None = None,
-        timeout: float = 60.0,
-    ) -> None:
-        self.core = core
-        self._own: _LoopThread | None = None
-        if loop is None:
-            self._own = _LoopThread()
-            loop = self._own.loop
-        self.loop = loop
-        self.timeout = timeout
-        #: where YuniKorn runs (its yunikorn-configs ConfigMap and service)
-        self.yunikorn_namespace = "yunikorn"
-        self._yunikorn: Any = None
-
-    @property
-    def read_only(self) -> bool:
-        return self.core.read_only
-
-    def _yunikorn_queues(self) -> Any:
-        from hpctop.actions.yunikorn import YuniKornQueues  # it builds on this module
-
-        if self._yunikorn is None or self._yunikorn.namespace != self.yunikorn_namespace:
-            self._yunikorn = YuniKornQueues(self.core, namespace=self.yunikorn_namespace)
-        return self._yunikorn
-
-    def preview_yunikorn_queue(self, change: QueueChange) -> Preview:
-        preview: Preview = self._call(self._yunikorn_queues().preview(change))
-        return preview
-
-    def set_yunikorn_queue(self, change: QueueChange) -> ActionResult:
-        result: ActionResult = self._call(self._yunikorn_queues().execute(change))
-        return result
-
-    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
-            coro.close()
-            raise RuntimeError("KubeActuator called from its own event loop: await KubeActions instead")
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        try:
-            return future.result(self.timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ActionFailed(
-                f"no answer within {self.timeout:g}s; the outcome is unknown: check the cluster "
-                "before retrying"
-            ) from None
-
-    def preview(self, request: ActionRequest) -> Preview:
-        return self._call(self.core.preview(request))
-
-    def execute(self, request: ActionRequest) -> ActionResult:
-        return self._call(self.core.execute(request))
-
-    def permissions(self, namespace: str, kind: str) -> dict[ActionKind, Permission]:
-        return self._call(self.core.permissions(namespace, kind))
-
-    def preview_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> Preview:
-        return self._call(self.core.preview_queue_stop_policy(kind, name, namespace, policy))
-
-    def set_queue_stop_policy(self, kind: str, name: str, namespace: str, policy: str) -> ActionResult:
-        return self._call(self.core.set_queue_stop_policy(kind, name, namespace, policy))
-
-    def close(self) -> None:
-        if self._own is not None:
-            with_timeout = asyncio.run_coroutine_threadsafe(self.core.close(), self.loop)
-            try:
-                with_timeout.result(5)
-            finally:
-                self._own.stop()
-
-
 __all__ = [
     "FIELD_MANAGER",
     "HELD_ANNOTATION",
+    "ActionForbidden",
     "Assignment",
     "BindOutcome",
-    "Forbidden",
     "GangBindResult",
     "KubeActions",
-    "KubeActuator",
     "Permission",
     "QueueTarget",
     "StaleTarget",

@@ -93,7 +93,7 @@ class Permission:
     reason: str
 
 
-class Forbidden(ActionFailed):
+class ActionForbidden(ActionFailed):
     """The API server answered 403 to the request itself (RBAC or an admission policy), even though
     the reviews may have said yes; never retried. ``namespace`` and ``kind`` (the owner kind, or
     ``ClusterQueue``/``LocalQueue``; namespace empty for a ClusterQueue) say which cached

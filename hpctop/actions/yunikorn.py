@@ -31,10 +31,10 @@ import yaml  # type: ignore[import-untyped]
 from hpctop.actions.kube import FIELD_MANAGER, MERGE_PATCH, KubeActions, Seen, StaleTarget, _dig, _message
 from hpctop.actions.requests import (
     YUNIKORN_QUEUE,
+    ActionForbidden,
     ActionKind,
     ActionRequest,
     ActionResult,
-    Forbidden,
     Preview,
     QueueChange,
     yunikorn_request,
@@ -319,7 +319,7 @@ class YuniKornQueues:
                 preview=fresh,
             )
         if status == 403:
-            raise Forbidden(
+            raise ActionForbidden(
                 f"the API server refused patch configmaps in {self.namespace} (403): {text}. Nothing "
                 "more was sent and hpctop does not retry",
                 namespace=self.namespace, kind=YUNIKORN_QUEUE, action=ActionKind.PRIORITY,

@@ -79,10 +79,24 @@ class GpuInventory:
     sharing: str = "none"  # none | time-slicing | mps | milli (fractional scheme of the trace)
     replicas: int = 1
     clique: str | None = None
+    #: what the node advertises as ``nvidia.com/gpu`` when that is not one per physical GPU: MIG
+    #: slices under the ``single`` strategy, replicas under time-slicing or MPS (0: one per GPU)
+    shares: int = 0
+
+    @property
+    def share_total(self) -> int:
+        """Schedulable ``nvidia.com/gpu`` units: the shares, or the physical GPUs when unshared."""
+        return self.shares or self.count
+
+    @property
+    def is_shared(self) -> bool:
+        """Whether a requested ``nvidia.com/gpu`` is a share (slice, replica), not a whole GPU."""
+        return self.share_total != self.count
 
     @property
     def milli_total(self) -> int:
-        return self.count * 1000
+        """Capacity in thousandths of a schedulable unit, the unit pods request."""
+        return self.share_total * 1000
 
 
 @fast_frozen_init  # built per event: see fast_frozen_init

@@ -414,19 +414,30 @@ def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quanti
         sharing = "milli"
     memory = labels.get("nvidia.com/gpu.memory")
     gpus = advertised // replicas if replicas > 1 else advertised
+    mig_strategy = labels.get("nvidia.com/mig.strategy", "none")
+    # read only where it matters, so an odd gpu.count label on a plain node drops nothing
+    needs_count = replicas > 1 or mig_strategy == "single" or (not gpus and mig)
+    physical = _label_count(labels, "nvidia.com/gpu.count", "0") if needs_count else 0
+    shares = 0
+    if advertised and (replicas > 1 or (mig_strategy == "single" and physical)):
+        # GFD: gpu.count is the physical GPUs; nvidia.com/gpu counts MIG slices (single strategy)
+        # or replicas (time-slicing, MPS), so each request takes a share, not a GPU
+        gpus = physical or max(gpus, 1)
+        shares = advertised if advertised != gpus else 0
     if gpus > MAX_GPUS:
         bounded(GPU_RESOURCE, gpus, LIMITS["gpu"])
     if not gpus and mig:
-        gpus = _label_count(labels, "nvidia.com/gpu.count", "0")
+        gpus = physical
     return GpuInventory(
         product=labels.get(GPU_PRODUCT_LABEL) or labels.get(ALIBABA_MODEL),
         count=gpus,
         memory_mib=to_int(memory) if memory else None,
-        mig_strategy=labels.get("nvidia.com/mig.strategy", "none"),
+        mig_strategy=mig_strategy,
         mig_devices=mig,
         sharing=sharing,
         replicas=replicas,
         clique=labels.get("nvidia.com/gpu.clique"),
+        shares=shares,
     )
 
 

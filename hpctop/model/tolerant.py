@@ -25,12 +25,14 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
+from hpctop.errors import HpctopError
+
 #: what msgspec raises on bytes it does not take: besides its own errors, invalid UTF-8 raises
 #: UnicodeDecodeError and very deep nesting (even in a field that is skipped) RecursionError
 NotTaken = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
-class MalformedField(ValueError):
+class MalformedField(HpctopError, ValueError):
     """A field hpctop needs has a value of the wrong shape."""
 
     def __init__(self, field: str, problem: str) -> None:
@@ -186,7 +188,7 @@ _RAW_PAGE = msgspec.json.Decoder(_RawPage)
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.DOTALL)
 
 
-class NotAList(ValueError):
+class NotAList(HpctopError, ValueError):
     """The page is not a list response at all (not JSON, no ``items`` list)."""
 
 

@@ -44,7 +44,7 @@ the next read rebuilds at once, and a deliberate :meth:`refresh` (the refresh ke
 outcome) is never limited. :attr:`refreshes_coalesced` counts the reads that were served the
 previous view because of the limit.
 
-Actions (``docs/actions.md``): the session's actuator is a :class:`~hpctop.actions.kube.KubeActuator`
+Actions (``docs/actions.md``): the session's actuator is a :class:`~hpctop.actions.actuator.KubeActuator`
 over :class:`~hpctop.actions.kube.KubeActions`, on a loop thread of its own (not the reflectors'
 loop: a first list's decoding burst must not delay a confirmed cancel, and the console calls it
 from a worker thread, never from Textual's loop). Its client is made with ``read_only`` too, and in
@@ -81,8 +81,9 @@ from typing import Any, Self, TypeVar
 
 import orjson
 
+from hpctop.actions.actuator import KubeActuator
 from hpctop.actions.audit import AuditLog, AuditRecord
-from hpctop.actions.kube import KINDS, KubeActions, KubeActuator, Permission
+from hpctop.actions.kube import KINDS, KubeActions, Permission
 from hpctop.actions.requests import ActionKind, Actuator, ReadOnlyActuator
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.decode import DecodeError

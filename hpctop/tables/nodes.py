@@ -15,6 +15,14 @@ partition and GPU model: ``total`` counts every physical GPU, ``allocated`` what
 nodes, so ``total = allocated + free + unavailable``; ``memory_mib`` is the smallest GPU memory in
 the group. A node in several partitions is counted in
 each, as sinfo lists it under each partition.
+
+Shared GPUs (MIG ``single`` strategy slices, time-slicing or MPS replicas: the node advertises
+more ``nvidia.com/gpu`` than it has GPUs, as GPU Feature Discovery's ``nvidia.com/gpu.count`` and
+``nvidia.com/gpu.replicas`` labels say) are counted twice, because a pod requests a share, not a
+GPU: the GPU totals stay physical GPUs, and a row that holds shared GPUs also carries the share
+total (``gpu_shares`` in ``hpctop nodes``, ``shares`` in ``hpctop gpus``), in which allocated, free
+and unavailable are then counted (``shares = allocated + free + unavailable``), so free is never
+negative, nor zero while shares are free. The text reads ``4 GPUs / 16 shares, 5 used``.
 """
 
 from __future__ import annotations
@@ -159,6 +167,8 @@ def node_rows(
             "ready": node.ready,
             "schedulable": node.schedulable,
         }
+        if node.gpu.is_shared:
+            row["gpu_shares"] = node.gpu.share_total
         mig = _mig(node, alloc)
         if mig:
             row["mig"] = mig
@@ -194,22 +204,23 @@ def summary_rows(
                 continue
             members = groups[state]
             alloc = sum((u.allocated for u in members), Resources())
-            rows.append(
-                {
-                    "partition": part,
-                    "avail": avail,
-                    "state": state,
-                    "nodes": len(members),
-                    "nodelist": hostlist(u.node.name for u in members),
-                    "cpus_alloc": from_milli(alloc.cpu),
-                    "cpus_total": from_milli(sum(u.node.allocatable.cpu for u in members)),
-                    "memory_alloc": alloc.memory,
-                    "memory_total": sum(u.node.allocatable.memory for u in members),
-                    "gpus_alloc": from_milli(alloc.gpu),
-                    "gpus_total": sum(u.node.gpu.count for u in members),
-                    "gpu_models": sorted({u.node.gpu.product for u in members if u.node.gpu.product}),
-                }
-            )
+            row: Row = {
+                "partition": part,
+                "avail": avail,
+                "state": state,
+                "nodes": len(members),
+                "nodelist": hostlist(u.node.name for u in members),
+                "cpus_alloc": from_milli(alloc.cpu),
+                "cpus_total": from_milli(sum(u.node.allocatable.cpu for u in members)),
+                "memory_alloc": alloc.memory,
+                "memory_total": sum(u.node.allocatable.memory for u in members),
+                "gpus_alloc": from_milli(alloc.gpu),
+                "gpus_total": sum(u.node.gpu.count for u in members),
+                "gpu_models": sorted({u.node.gpu.product for u in members if u.node.gpu.product}),
+            }
+            if any(u.node.gpu.is_shared for u in members):
+                row["gpu_shares"] = sum(u.node.gpu.share_total for u in members)
+            rows.append(row)
     return rows
 
 
@@ -224,6 +235,14 @@ def _pair(alloc_key: str, total_key: str, show: Any = None) -> Any:
         return f"{number(float(a))}/{number(float(t))}"
 
     return text
+
+
+def _gpu_pair(_: Any, row: Row) -> str:
+    """``A/T`` GPUs, or ``4 GPUs / 16 shares, 5 used`` where requests take shares of GPUs."""
+    alloc, total = number(float(row["gpus_alloc"])), number(float(row["gpus_total"]))
+    if "gpu_shares" not in row:
+        return f"{alloc}/{total}"
+    return f"{total} GPUs / {number(float(row['gpu_shares']))} shares, {alloc} used"
 
 
 def _bytes(value: Any) -> str:
@@ -248,7 +267,7 @@ NODE_COLUMNS = (
     Column("state", "STATE"),
     Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
     Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
-    Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
+    Column("gpus_alloc", "GPUS(A/T)", "right", _gpu_pair),
     Column("gpu_model", "GPU_MODEL"),
 )
 SUMMARY_COLUMNS = (
@@ -258,7 +277,7 @@ SUMMARY_COLUMNS = (
     Column("state", "STATE"),
     Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
     Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
-    Column("gpus_alloc", "GPUS(A/T)", "right", _pair("gpus_alloc", "gpus_total")),
+    Column("gpus_alloc", "GPUS(A/T)", "right", _gpu_pair),
     Column("gpu_models", "GPU_MODEL"),
     Column("nodelist", "NODELIST", "left", _nodelist, width=NODELIST_WIDTH),
 )
@@ -299,6 +318,8 @@ def gpu_rows(
                     "unavail": 0,
                     "memory": set(),
                     "sharing": set(),
+                    "shares": 0,
+                    "shared": False,
                     "mig": {},
                 },
             )
@@ -306,7 +327,9 @@ def gpu_rows(
             taken = min(use.allocated.gpu, capacity) if capacity else use.allocated.gpu
             left = max(capacity - use.allocated.gpu, 0)
             entry["nodes"] += 1
-            entry["total"] += capacity
+            entry["total"] += node.gpu.count * 1000
+            entry["shares"] += capacity
+            entry["shared"] = entry["shared"] or node.gpu.is_shared
             entry["alloc"] += taken
             if node.schedulable:
                 entry["free"] += left
@@ -335,6 +358,8 @@ def gpu_rows(
             "memory_mib": min(e["memory"]) if e["memory"] else None,
             "sharing": ",".join(sorted(e["sharing"])),
         }
+        if e["shared"]:
+            row["shares"] = from_milli(e["shares"])
         if e["mig"]:
             row["mig"] = {p: e["mig"][p] for p in sorted(e["mig"])}
         rows.append(row)
@@ -351,11 +376,17 @@ def _gpu_amount(value: Any, _: Row) -> str:
     return number(float(value))
 
 
+def _gpu_total(value: Any, row: Row) -> str:
+    if "shares" not in row:
+        return number(float(value))
+    return f"{number(float(value))} GPUs / {number(float(row['shares']))} shares"
+
+
 GPU_COLUMNS = (
     Column("partition", "PARTITION"),
     Column("model", "GPU_MODEL"),
     Column("nodes", "NODES", "right"),
-    Column("total", "TOTAL", "right", _gpu_amount),
+    Column("total", "TOTAL", "right", _gpu_total),
     Column("allocated", "ALLOC", "right", _gpu_amount),
     Column("free", "FREE", "right", _gpu_amount),
     Column("unavailable", "UNAVAIL", "right", _gpu_amount),

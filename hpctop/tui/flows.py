@@ -21,9 +21,9 @@ from rich.text import Text
 from textual.css.query import NoMatches
 
 from hpctop.actions.requests import (
+    ActionForbidden,
     ActionKind,
     ActionRequest,
-    Forbidden,
     Permission,
     Preview,
     QueueActuator,
@@ -416,7 +416,7 @@ class ActionFlows(Ticking):
                 changed = getattr(outcome, "changed", None)
                 if isinstance(changed, tuple):  # StaleTarget: a 409 on a precondition (M2)
                     stale.append((req, changed, fresh if isinstance(fresh, Preview) else None))
-                if isinstance(outcome, Forbidden):
+                if isinstance(outcome, ActionForbidden):
                     self._forbidden(outcome)
                 self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, False, str(outcome)))
                 self.notify(
@@ -451,7 +451,7 @@ class ActionFlows(Ticking):
         if again:
             self._ask_again(again)
 
-    def _forbidden(self, exc: Forbidden) -> None:
+    def _forbidden(self, exc: ActionForbidden) -> None:
         """The server refused the request itself (403), whatever the review said: grey the action
         out, ask the rules review of that namespace again, and say what it says now. Never retried."""
         live = self.live

@@ -1,7 +1,13 @@
 """Who holds which GPU: a per-node, per-index view of the snapshot for the GPU pane.
 
 A pod's devices are ``pod.gpu_indices`` on ``pod.node_name``; fractional pods (``requests.gpu`` under
-1000 milli-GPU) share an index. This module folds that into one :class:`NodeGpus` per node (fill and
+1000 milli-GPU) share an index. On a node whose GPUs are shared (MIG ``single`` slices, time-slicing
+or MPS replicas: ``Node.gpu.is_shared``) a request counts shares, so it fills its share of a
+physical GPU (a 1g.10gb slice a seventh, one of 4 replicas a quarter) and the node says both
+counts (``4 GPUs / 16 shares, 5 used``). A live pod rarely names its devices; with
+``--prometheus`` the DCGM exporter's per-GPU ``pod``/``namespace`` labels do (``devices``), and
+without them the holders are known per node only (``NodeGpus.unplaced``), which the pane says
+rather than pretending to know the cell. This module folds that into one :class:`NodeGpus` per node (fill and
 holding job per index) once per snapshot version, so the pane's three zoom levels only format. It
 knows nothing of Textual; strings it keeps are sanitised because they reach the screen.
 """
@@ -49,6 +55,10 @@ class NodeGpus:
     cordoned: bool
     slots: list[GpuSlot]
     unindexed: int = 0  # milli-GPU held by pods that did not say which device
+    shares: int = 0  # schedulable shares where GPUs are shared (0: one per GPU)
+    shares_used: int = 0  # milli-shares requested (where shared)
+    #: holders of GPUs on this node whose device is unknown (no index, no DCGM holder label)
+    unplaced: list[tuple[str, str, float]] = field(default_factory=list)
 
     @property
     def down(self) -> bool:
@@ -61,6 +71,12 @@ class NodeGpus:
     @property
     def total(self) -> int:
         return 1000 * len(self.slots)
+
+    def gpu_text(self) -> str:
+        """``used/total GPUs``, or ``4 GPUs / 16 shares, 5 used`` where GPUs are shared."""
+        if self.shares:
+            return f"{len(self.slots)} GPUs / {self.shares} shares, {self.shares_used / 1000:g} used"
+        return f"{self.used / 1000:g}/{self.total / 1000:g} GPUs"
 
     @property
     def fill(self) -> float:
@@ -108,8 +124,14 @@ def build_gpu_map(
     pods_by_node: Mapping[str, Iterable[PodKey]],
     jobs: Mapping[JobKey, Job],
     partition_nodes: Iterable[tuple[str, Iterable[str]]],
+    devices: Mapping[str, Mapping[PodKey, tuple[int, ...]]] | None = None,
 ) -> GpuMap:
-    """Fold the snapshot into per-GPU slots, ordered by partition then node name."""
+    """Fold the snapshot into per-GPU slots, ordered by partition then node name.
+
+    ``devices``: per node, the GPU indices the DCGM exporter saw each pod hold (for pods that do
+    not name their devices themselves).
+    """
+    devices = devices or {}
     job_of = active_job_of(jobs)
     order, part_of = node_order(nodes, partition_nodes)
     out: list[NodeGpus] = []
@@ -125,6 +147,7 @@ def build_gpu_map(
             ready=node.ready,
             cordoned=node.unschedulable,
             slots=[GpuSlot() for _ in range(count)],
+            shares=node.gpu.share_total if node.gpu.is_shared else 0,
         )
         for pk in sorted(pods_by_node.get(name, ())):  # frozenset order varies per process
             pod = pods.get(pk)
@@ -136,11 +159,18 @@ def build_gpu_map(
                 sanitize_display((holder_job.queue if holder_job else None) or "", cap=128),
                 pod.requests.gpu / 1000,
             )
+            physical = pod.requests.gpu
+            if ng.shares:
+                ng.shares_used += physical
+                physical = physical * count // ng.shares
             indices = [i for i in pod.gpu_indices if 0 <= i < count]
             if not indices:
-                ng.unindexed += pod.requests.gpu
+                indices = [i for i in devices.get(name, {}).get(pk, ()) if 0 <= i < count]
+            if not indices:
+                ng.unindexed += physical
+                ng.unplaced.append(holder)
                 continue
-            share = pod.requests.gpu // len(indices) if pod.requests.gpu >= 1000 else pod.requests.gpu
+            share = physical // len(indices) if physical >= 1000 else physical
             for i in indices:
                 slot = ng.slots[i]
                 slot.used += min(share, 1000)

@@ -7,8 +7,11 @@ tests cover the same path a user's ``--kubeconfig`` takes; nothing in the client
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,39 @@ from hpctop.sources.kube.connection import Connection, load_connection
 from tests.kube.fakeserver import FakeApiServer
 
 TOKEN = "canary-token-3f9a1c"  # a canary: it must never show up in errors or logs (C4)
+
+
+@contextmanager
+def silent_api_server() -> Iterator[str]:
+    """The URL of a TCP listener that accepts connections and never answers: every list, watch,
+    discovery, review and dry run hangs on it (the worst network a user can have)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)  # kept open, never read from, never answered
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(2)
+        for conn in held:
+            conn.close()
+        listener.close()
 
 
 def write_kubeconfig(

@@ -12,7 +12,8 @@ import asyncio
 
 import pytest
 
-from hpctop.actions.kube import KubeActions, KubeActuator
+from hpctop.actions.actuator import KubeActuator
+from hpctop.actions.kube import KubeActions
 from hpctop.actions.requests import ActionKind, ActionRequest, Actuator, ReadOnlyActuator, bulk
 from hpctop.errors import ActionRefused
 from hpctop.sources.kube.connection import Connection

@@ -17,7 +17,7 @@ import yaml  # type: ignore[import-untyped]
 
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.kube import KubeActions, StaleTarget
-from hpctop.actions.requests import Forbidden, QueueChange
+from hpctop.actions.requests import ActionForbidden, QueueChange
 from hpctop.actions.yunikorn import CONFIGMAP, YuniKornQueues
 from hpctop.errors import ActionRefused
 from hpctop.sources.kube.connection import Connection
@@ -184,7 +184,7 @@ async def test_a_403_is_explained_and_not_retried(fake: FakeApiServer, queues: Y
     change = QueueChange("root.research.nlp", priority_offset=5)
     assert (await queues.preview(change)).allowed
     fake.rbac.refused.append(Rule(verbs=("patch",), resources=("configmaps",)))
-    with pytest.raises(Forbidden, match=r"refused patch configmaps in yunikorn \(403\)") as caught:
+    with pytest.raises(ActionForbidden, match=r"refused patch configmaps in yunikorn \(403\)") as caught:
         await queues.execute(change)
     assert caught.value.namespace == NS and caught.value.kind == "YuniKornQueue"
     assert [p for m, _, p in sent(fake) if m == "PATCH"] == ["All", None]  # one real PATCH

@@ -10,47 +10,20 @@ way out, so a hanging worker held the process, on a blank terminal, for its whol
 from __future__ import annotations
 
 import os
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.kube.conftest import write_kubeconfig
+from tests.kube.conftest import silent_api_server, write_kubeconfig
 from tests.test_console_terminal import HPCTOP, _cleanup, _start
 
 
 @pytest.fixture
 def silent_server() -> Iterator[str]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            held.append(conn)  # kept open, never read from, never answered
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(2)
-        for conn in held:
-            conn.close()
-        listener.close()
+    with silent_api_server() as url:
+        yield url
 
 
 def test_quit_returns_within_a_second(silent_server: str, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from hpctop.errors import HpctopError
 from hpctop.model.metrics import LABEL_CAP, METRIC_FIELDS, MetricsView, Sample, join_samples
 from hpctop.sources.kube.backoff import Backoff
 
@@ -36,7 +37,7 @@ QUERY = '{__name__=~"' + "|".join(METRIC_FIELDS) + '"}'
 MAX_BODY = 32 * 1024 * 1024
 
 
-class MetricsError(Exception):
+class MetricsError(HpctopError):
     """A poll that gave no usable answer; the message is one short line for the status bar."""
 
 

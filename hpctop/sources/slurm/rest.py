@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hpctop.errors import HpctopError
+
 KNOWN_VERSIONS = (
     "v0.0.36",
     "v0.0.37",
@@ -33,7 +35,7 @@ KNOWN_VERSIONS = (
 _VERSION = re.compile(r"^/slurm/(v\d+\.\d+\.\d+)/jobs/?$")
 
 
-class SlurmError(Exception):
+class SlurmError(HpctopError):
     """slurmrestd unreachable, refusing the token, or answering with Slurm's own errors."""
 
 

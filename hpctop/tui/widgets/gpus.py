@@ -33,7 +33,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from hpctop.model.metrics import MetricsView
-from hpctop.model.objects import Job, JobKey
+from hpctop.model.objects import Job, JobKey, PodKey
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import PartitionStatus
 from hpctop.tui.colors import Palette, queue_var
@@ -62,6 +62,15 @@ def _gpus(milli: int) -> str:
 NodeSig = tuple[object, ...]
 
 
+def dcgm_devices(metrics: MetricsView | None) -> dict[str, dict[PodKey, tuple[int, ...]]]:
+    """Per node, the GPU indices each pod holds by the DCGM exporter's ``pod``/``namespace`` labels."""
+    out: dict[str, dict[PodKey, set[int]]] = {}
+    for g in metrics.gpus.values() if metrics is not None else ():
+        if g.holder is not None and g.node:
+            out.setdefault(g.node, {}).setdefault((g.holder[0], g.holder[1]), set()).add(g.index)
+    return {node: {pk: tuple(sorted(ix)) for pk, ix in pods.items()} for node, pods in out.items()}
+
+
 class GpuMapCache:
     """:func:`~hpctop.tui.gpumap.build_gpu_map`, rebuilding only the nodes whose inputs changed.
 
@@ -72,6 +81,9 @@ class GpuMapCache:
     """
 
     def __init__(self) -> None:
+        #: per node, GPU indices per pod from DCGM's holder labels (:meth:`set_devices`)
+        self._devices: dict[str, dict[PodKey, tuple[int, ...]]] = {}
+        self._last: tuple[Snapshot, list[tuple[str, Iterable[str]]]] | None = None
         self._nodes: dict[str, tuple[NodeSig, NodeGpus]] = {}
         self._map = GpuMap([], [], [])
         self._version: int | None = None
@@ -83,8 +95,20 @@ class GpuMapCache:
         with self._lock:  # the tick worker and the UI thread may both ask
             if snapshot.version == self._version:
                 return self._map
-            self._map = self._build(snapshot, [(p.name, p.nodes) for p in partitions])
+            self._last = (snapshot, [(p.name, p.nodes) for p in partitions])
+            self._map = self._build(*self._last)
             self._version = snapshot.version
+            return self._map
+
+    def set_devices(self, devices: dict[str, dict[PodKey, tuple[int, ...]]]) -> GpuMap | None:
+        """New DCGM holder indices: the map rebuilt with them (its changed nodes only), None if same."""
+        with self._lock:
+            if devices == self._devices:
+                return None
+            self._devices = devices
+            if self._last is None:
+                return None
+            self._map = self._build(*self._last)
             return self._map
 
     def _build(self, snap: Snapshot, partition_nodes: list[tuple[str, Iterable[str]]]) -> GpuMap:
@@ -121,10 +145,12 @@ class GpuMapCache:
             sig: NodeSig = (
                 part,
                 node.gpu.count,
+                node.gpu.share_total,
                 node.gpu.product,
                 node.ready,
                 node.unschedulable,
                 tuple(held),
+                tuple(sorted(self._devices.get(name, {}).items())),
             )
             hit = old.get(name)
             if hit is not None and hit[0] == sig:
@@ -132,7 +158,12 @@ class GpuMapCache:
                 out.append(hit[1])
                 continue
             one = build_gpu_map(
-                {name: node}, pods, {name: by_node.get(name, frozenset())}, holders, [(part, [name])]
+                {name: node},
+                pods,
+                {name: by_node.get(name, frozenset())},
+                holders,
+                [(part, [name])],
+                self._devices,
             )
             fresh[name] = (sig, one.nodes[0])
             out.append(one.nodes[0])
@@ -175,10 +206,15 @@ class GpuPane(ScrollView, can_focus=True):
         self.maps.build(snapshot, partitions)
 
     def set_metrics(self, metrics: MetricsView | None) -> None:
-        """Telemetry for the node zoom; rebuilt only when a new poll arrived (a reference swap)."""
+        """Telemetry for the node zoom; rebuilt only when a new poll arrived (a reference swap).
+
+        The exporter's per-GPU holder labels place pods that name no device on their GPU."""
         if metrics is not self.metrics:
             self.metrics = metrics
-            if self.zoom == "node":
+            remapped = self.maps.set_devices(dcgm_devices(metrics))
+            if remapped is not None:
+                self.set_map(remapped, self.queues)
+            elif self.zoom == "node":
                 self.rebuild()
 
     def _metrics_text(self, node: str, index: int) -> str:
@@ -351,7 +387,8 @@ class GpuPane(ScrollView, can_focus=True):
                 name_style = self._style(bold=True, reverse=True) if is_cur else Style()
                 segs = [Segment(fit_cells(n.name, name_w), name_style), Segment(" ")]
                 segs.extend(self._slot_segments(n))
-                segs.append(Segment(f" {_gpus(n.used)}/{_gpus(n.total)}", Style()))
+                figures = n.gpu_text() if n.shares else f"{_gpus(n.used)}/{_gpus(n.total)}"
+                segs.append(Segment(f" {figures}", Style()))
                 if n.down:
                     segs.append(Segment(" down" if not n.ready else " cordoned", self._style("gpu-down")))
                 hits.append([(0, width, "node", i)])
@@ -367,10 +404,21 @@ class GpuPane(ScrollView, can_focus=True):
                     [
                         Segment(node.name, self._style("primary", bold=True)),
                         Segment(f"  {node.model}  partition {node.partition}  {state}  ", Style()),
-                        Segment(f"{_gpus(node.used)}/{_gpus(node.total)} GPUs", Style()),
+                        Segment(node.gpu_text(), Style()),
                     ]
                 )
                 hits.append([(0, width, "node", self.cursor)])
+                if node.unplaced:
+                    where = ", ".join(f"{j} ({q or '-'}, {g:g})" for j, q, g in node.unplaced)
+                    lines.append(
+                        [
+                            Segment(
+                                "holders unknown per GPU (no device index; --prometheus maps them)", Style()
+                            ),
+                            Segment(f"; on this node: {where}", Style()),
+                        ]
+                    )
+                    hits.append([])
                 for idx, slot in enumerate(node.slots):
                     glyph = self._slot_glyph(node, slot.used)
                     style = self._slot_style(node, slot.used, slot.queue)
