@@ -287,10 +287,10 @@ def slurm_job_row(job: SlurmJob, now: float) -> Row:
         "priority": job.priority,
         "priority_class": None,
         "order": None,
-        "members": job.node_count or None,
+        "members": None,  # a Slurm job has nodes (``nodes``), not pods
         "min_members": None,
-        "running_members": job.node_count if active else 0,
-        "pending_members": job.node_count if pending else 0,
+        "running_members": None,
+        "pending_members": None,
         "gpus": _tres_count(tres.get("gres/gpu")),
         "gpus_per_member": None,
         "cpus": _tres_count(tres.get("cpu")),
