@@ -251,6 +251,23 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     _job_filters(jobs)
     jobs.add_argument("-a", "--all", action="store_true", help="include finished jobs")
+    jobs.add_argument(
+        "--start",
+        action="store_true",
+        help="pending jobs only, soonest expected start first, like squeue --start",
+    )
+    slurm = jobs.add_argument_group("Slurm (slurmrestd; alone, only Slurm's jobs are listed)")
+    slurm.add_argument("--slurm-url", metavar="URL", help="read Slurm's jobs from the slurmrestd at this URL")
+    slurm.add_argument(
+        "--slurm-token-file",
+        metavar="PATH",
+        help="file holding the JWT (what 'scontrol token' prints; default: $SLURM_JWT)",
+    )
+    slurm.add_argument(
+        "--slurm-user",
+        metavar="NAME",
+        help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
+    )
     jobs.set_defaults(handler=_cmd_jobs)
 
     prio = commands.add_parser(
@@ -497,23 +514,74 @@ def _users(args: argparse.Namespace, settings: Settings) -> list[str]:
     return users
 
 
+def _has_cluster_source(args: argparse.Namespace) -> bool:
+    """Whether a Kubernetes or simulated cluster was asked for (the demo is only the default)."""
+    named = ("demo", "scenario", "replay", "kubeconfig", "context")
+    return any(getattr(args, name, None) not in (None, False) for name in named)
+
+
+def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: dict[str, object]) -> list[Row]:
+    """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
+    import getpass
+    import time
+
+    from hpctop.sources.slurm.rest import SlurmError, SlurmRest, token_from
+    from hpctop.tables import jobs as jobs_table
+
+    try:
+        token = token_from(token_file=args.slurm_token_file)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
+        ) from None
+    user = args.slurm_user or os.environ.get("SLURM_USER") or getpass.getuser()
+    client = SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
+    try:
+        jobs = client.jobs()
+    except SlurmError as exc:
+        raise HpctopError(f"Slurm: {exc}") from None
+    return jobs_table.slurm_job_rows(jobs, time.time(), **filters)  # type: ignore[arg-type]
+
+
+def _by_expected_start(rows: list[Row]) -> list[Row]:
+    """squeue --start's order: the soonest expected start first, jobs without one last."""
+    return sorted(rows, key=lambda row: (row["eta"] is None, row["eta"] or ""))
+
+
 def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import jobs as jobs_table
 
     states = parse_job_states(args.state)
     sort_rows([], args.sort, jobs_table.SORT_KEYS)  # a bad field fails before the cluster is built
-    session = open_session(args, settings)
-    rows = jobs_table.job_rows(
-        session.snapshot,
-        session.result,
-        states=states,
-        include_finished=args.all,
-        queues=split_list(args.queue),
-        partitions=split_list(args.partition),
-        namespaces=split_list(args.namespace),
-        users=_users(args, settings),
-        default_queue=session.policy.default_queue,
-    )
+    filters: dict[str, object] = {
+        "states": states,
+        "include_finished": args.all,
+        "queues": split_list(args.queue),
+        "partitions": split_list(args.partition),
+        "namespaces": split_list(args.namespace),
+        "users": _users(args, settings),
+        "pending_only": args.start,
+    }
+    rows: list[Row] = []
+    slurm_alone = args.slurm_url is not None and not _has_cluster_source(args)
+    if not slurm_alone:
+        session = open_session(args, settings)
+        chosen = jobs_table.select_jobs(
+            session.snapshot,
+            session.result,
+            default_queue=session.policy.default_queue,
+            **filters,  # type: ignore[arg-type]
+        )
+        rows = [row for _, _, row in chosen]
+    if args.slurm_url is not None:
+        try:
+            rows += _slurm_rows(args, settings, filters)
+        except HpctopError as exc:
+            if slurm_alone:
+                raise
+            _warn(f"hpctop: note: Slurm jobs left out: {exc}")  # only the Slurm rows degrade
+    if args.start:
+        rows = _by_expected_start(rows)
     rows = sort_rows(rows, args.sort, jobs_table.SORT_KEYS)
     _emit(out, rows, jobs_table.COLUMNS, args, jobs_table.CSV_KEYS)
     return 0
@@ -658,6 +726,8 @@ def _cache_request(args: argparse.Namespace, settings: Settings) -> dict[str, ob
     if args.command not in _CACHED_COMMANDS or getattr(args, "no_cache", False):
         return None
     if _is_live(args) or getattr(args, "replay", None) is not None:
+        return None
+    if getattr(args, "slurm_url", None) is not None:  # a live slurmrestd is never cached
         return None
     from hpctop.tables import cache
 

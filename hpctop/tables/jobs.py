@@ -10,6 +10,10 @@ Finished jobs are left out unless asked for (``--all`` or a ``--state`` that nam
 squeue does after ``MinJobAge``: a demo that has run for a day would otherwise show mostly
 history. Default order: running jobs (oldest start first), then pending jobs in the order the
 core considers them, then the other pending ones by priority, then finished jobs, newest first.
+
+Slurm jobs read through slurmrestd (``--slurm-url``) become rows of the same shape with
+``backend: "slurm"``: Slurm's own state word and squeue code, its reason and priority, and its
+own expected start as the ETA (``eta_source: "scheduler"``); hpctop's core adds nothing to them.
 """
 
 from __future__ import annotations
@@ -22,13 +26,24 @@ from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan, ScheduleResult
+from hpctop.sources.slurm.rest import SlurmJob, expand_hostlist
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
 from hpctop.tables.keys import JOB_CSV_KEYS as CSV_KEYS
 from hpctop.tables.keys import JOB_SORT_KEYS as SORT_KEYS
 from hpctop.tables.render import Column, Row, number, plain
 from hpctop.tables.select import partition_matches, queue_matches
 
-__all__ = ["COLUMNS", "CSV_KEYS", "SORT_KEYS", "job_row", "job_rows", "select_jobs", "short_partitions"]
+__all__ = [
+    "COLUMNS",
+    "CSV_KEYS",
+    "SORT_KEYS",
+    "job_row",
+    "job_rows",
+    "select_jobs",
+    "short_partitions",
+    "slurm_job_row",
+    "slurm_job_rows",
+]
 
 
 def _reason_shown(job: Job) -> bool:
@@ -181,6 +196,172 @@ def job_rows(
     return [row for _, _, row in chosen]
 
 
+#: squeue's state codes (squeue.1, JOB STATE CODES)
+SLURM_STATE_CODES = {
+    "BOOT_FAIL": "BF",
+    "CANCELLED": "CA",
+    "COMPLETED": "CD",
+    "CONFIGURING": "CF",
+    "COMPLETING": "CG",
+    "DEADLINE": "DL",
+    "FAILED": "F",
+    "NODE_FAIL": "NF",
+    "OUT_OF_MEMORY": "OOM",
+    "PENDING": "PD",
+    "PREEMPTED": "PR",
+    "RUNNING": "R",
+    "RESV_DEL_HOLD": "RD",
+    "REQUEUE_FED": "RF",
+    "REQUEUE_HOLD": "RH",
+    "REQUEUED": "RQ",
+    "RESIZING": "RS",
+    "REVOKED": "RV",
+    "SIGNALING": "SI",
+    "SPECIAL_EXIT": "SE",
+    "STAGE_OUT": "SO",
+    "STOPPED": "ST",
+    "SUSPENDED": "S",
+    "TIMEOUT": "TO",
+}
+_SLURM_ACTIVE = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "SIGNALING", "STAGE_OUT"})
+_SLURM_PENDING = frozenset({"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"})
+_MEMORY_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _tres(text: str) -> dict[str, str]:
+    """``cpu=2,mem=4000M,node=2,gres/gpu=4`` as a dict."""
+    pairs = (item.partition("=") for item in text.split(",") if "=" in item)
+    return {key: value for key, _, value in pairs}
+
+
+def _tres_count(value: str | None) -> float:
+    try:
+        return float(value) if value else 0.0
+    except ValueError:
+        return 0.0
+
+
+def _tres_memory(value: str | None) -> int | None:
+    if not value:
+        return None
+    unit = _MEMORY_UNITS.get(value[-1].upper())
+    digits = value[:-1] if unit is not None else value
+    try:
+        return int(float(digits) * (unit or _MEMORY_UNITS["M"]))  # Slurm's default unit is MB
+    except ValueError:
+        return None
+
+
+def slurm_job_row(job: SlurmJob, now: float) -> Row:
+    """One Slurm job as a job row: the keys of :func:`job_row`, Slurm's values, ``backend: slurm``.
+
+    ``id`` is squeue's ``%i`` (``123_4`` for an array task); the queue is the Slurm account (what
+    ``sshare`` groups by). A pending job's ``start_time`` from slurmrestd is Slurm's own expected
+    start (what ``squeue --start`` prints), so it is the ETA, marked as the scheduler's.
+    """
+    active = job.state in _SLURM_ACTIVE
+    pending = job.state in _SLURM_PENDING
+    started = job.start_time if job.start_time > 0 and not pending else None
+    eta = job.start_time if pending and job.start_time > 0 else None
+    tres = _tres(job.tres)
+    nodes = expand_hostlist(job.nodes)
+    array = job.array_task_id is not None and job.array_job_id is not None
+    reason = None if job.reason in ("", "None") else job.reason
+    return {
+        "id": f"{job.array_job_id}_{job.array_task_id}" if array else str(job.job_id),
+        "backend": "slurm",
+        "slurm_job_id": job.job_id,
+        "namespace": None,
+        "name": job.name,
+        "user": job.user,
+        "kind": "slurm",
+        "owner_kind": None,
+        "queue": job.account or None,
+        "account": job.account or None,
+        "qos": job.qos or None,
+        "partition": job.partition or None,
+        "state": job.state,
+        "code": SLURM_STATE_CODES.get(job.state, job.state[:2]),
+        "reason": reason,
+        "reason_message": None,
+        "priority": job.priority,
+        "priority_class": None,
+        "order": None,
+        "members": None,  # a Slurm job has nodes (``nodes``), not pods
+        "min_members": None,
+        "running_members": None,
+        "pending_members": None,
+        "gpus": _tres_count(tres.get("gres/gpu")),
+        "gpus_per_member": None,
+        "cpus": _tres_count(tres.get("cpu")),
+        "memory": _tres_memory(tres.get("mem")),
+        "nodes": nodes,
+        "submit_time": iso(float(job.submit_time)) if job.submit_time else None,
+        "start_time": iso(float(started)) if started is not None else None,
+        "end_time": None,
+        "eta": iso(float(eta)) if eta is not None else None,
+        "elapsed": int(max(now - started, 0)) if started is not None and active else None,
+        "time_limit": job.time_limit_min * 60 if job.time_limit_min is not None else None,
+        "restart_count": None,
+        "backfilled": None,  # slurmrestd does not say
+        "eta_source": "scheduler" if eta is not None else None,
+        "reason_source": "scheduler" if reason is not None else None,
+        "binder": None,
+        "queue_layer": None,
+    }
+
+
+def _slurm_order(row: Row) -> tuple[Any, ...]:
+    """Like :func:`_default_order`: running (oldest start first), pending by priority, the rest."""
+    if row["state"] in _SLURM_ACTIVE:
+        return (0, row["start_time"] or "", 0, row["slurm_job_id"])
+    if row["state"] in _SLURM_PENDING:
+        return (2, -row["priority"], row["submit_time"] or "", row["slurm_job_id"])
+    return (4, 0, "", row["slurm_job_id"])
+
+
+def slurm_job_rows(
+    jobs: Iterable[SlurmJob],
+    now: float,
+    *,
+    states: Collection[JobState] | None = None,
+    include_finished: bool = False,
+    queues: Iterable[str] = (),
+    partitions: Iterable[str] = (),
+    namespaces: Iterable[str] = (),
+    users: Iterable[str] = (),
+    pending_only: bool = False,
+) -> list[Row]:
+    """Rows for the Slurm jobs that pass the same filters as :func:`job_rows` (states by name or code)."""
+    wanted_names = {s.value for s in states} if states is not None else set()
+    wanted_codes = {s.code for s in states} if states is not None else set()
+    wanted_queues = list(queues)
+    wanted_partitions = list(partitions)
+    wanted_users = set(users)
+    wanted_namespaces = list(namespaces)
+    rows: list[Row] = []
+    for job in jobs:
+        row = slurm_job_row(job, now)
+        if states is not None:
+            if row["state"] not in wanted_names and row["code"] not in wanted_codes:
+                continue
+        elif not include_finished and row["state"] not in _SLURM_ACTIVE | _SLURM_PENDING:
+            continue
+        if pending_only and row["state"] not in _SLURM_PENDING:
+            continue
+        if wanted_namespaces:  # Slurm jobs live in no Kubernetes namespace
+            continue
+        if wanted_users and row["user"] not in wanted_users:
+            continue
+        if wanted_queues and not queue_matches(row["queue"], wanted_queues):
+            continue
+        if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):
+            continue
+        rows.append(row)
+    rows.sort(key=_slurm_order)
+    return rows
+
+
 def _nodelist_reason(_: Any, row: Row) -> str:
     if row["reason"] is not None and not row["nodes"]:
         return f"({row['reason']})"
@@ -198,6 +379,8 @@ def short_partitions(value: Any, _: Row) -> str:
 
 
 def _pods(_: Any, row: Row) -> str:
+    if row["members"] is None:  # a Slurm job has nodes, not pods
+        return "-"
     return f"{row['running_members']}/{row['members']}"
 
 

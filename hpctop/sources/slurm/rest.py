@@ -77,10 +77,52 @@ def _number(value: object) -> int | None:
     return None
 
 
+#: state flags squeue shows instead of the base state (job_state_string's precedence)
+_SHOWN_FLAGS = ("COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_HOLD", "STAGE_OUT", "SIGNALING")
+
+
 def _state(value: object) -> str:
+    """v0.0.38 sends squeue's word; v0.0.40+ the base state and its flags (``["RUNNING", "COMPLETING"]``)."""
     if isinstance(value, list):
-        return str(value[0]) if value else ""
+        words = [str(v) for v in value]
+        shown = [flag for flag in _SHOWN_FLAGS if flag in words]
+        return shown[0] if shown else (words[0] if words else "")
     return str(value or "")
+
+
+_RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
+
+
+def expand_hostlist(expression: str) -> list[str]:
+    """Slurm's hostlist expression (``sn[1-2,5],gpu7``) as node names, zero padding kept."""
+    names: list[str] = []
+    depth = 0
+    part = ""
+    for char in expression + ",":
+        if char == "," and depth == 0:
+            if part:
+                names.extend(_expand_one(part))
+            part = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        part += char
+    return names
+
+
+def _expand_one(part: str) -> list[str]:
+    match = _RANGE.match(part)
+    if match is None:
+        return [part]
+    out: list[str] = []
+    for span in match["ranges"].split(","):
+        first, _, last = span.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            return [part]
+        for number in range(int(first), int(last or first) + 1):
+            out.extend(
+                f"{match['prefix']}{number:0{len(first)}d}{rest}" for rest in _expand_one(match["suffix"])
+            )
+    return out
 
 
 def _text(value: object) -> str:
@@ -145,7 +187,10 @@ class SlurmRest:
             raise SlurmError(f"slurmrestd {err.code} on {path}: {detail}") from err
         except OSError as err:
             raise SlurmError(f"slurmrestd unreachable at {self.url}: {err}") from err
-        data = json.loads(body)
+        try:
+            data = json.loads(body)
+        except ValueError as err:
+            raise SlurmError(f"slurmrestd sent no JSON on {path}: {err}") from err
         if not isinstance(data, dict):
             raise SlurmError(f"slurmrestd sent a non-object on {path}")
         errors = data.get("errors")
