@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from hpctop.model.store import Snapshot
     from hpctop.runtime.live_console import LiveConsoleSession
     from hpctop.scheduling.types import ScheduleResult
+    from hpctop.tables.jobs import JobFilters
     from hpctop.tui.app import HpctopApp
 
 
@@ -520,7 +521,7 @@ def _has_cluster_source(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) not in (None, False) for name in named)
 
 
-def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: dict[str, object]) -> list[Row]:
+def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: JobFilters) -> list[Row]:
     """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
     import getpass
     import time
@@ -540,7 +541,7 @@ def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: dict[str,
         jobs = client.jobs()
     except SlurmError as exc:
         raise HpctopError(f"Slurm: {exc}") from None
-    return jobs_table.slurm_job_rows(jobs, time.time(), **filters)  # type: ignore[arg-type]
+    return jobs_table.slurm_job_rows(jobs, time.time(), filters)
 
 
 def _by_expected_start(rows: list[Row]) -> list[Row]:
@@ -553,24 +554,21 @@ def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
     states = parse_job_states(args.state)
     sort_rows([], args.sort, jobs_table.SORT_KEYS)  # a bad field fails before the cluster is built
-    filters: dict[str, object] = {
-        "states": states,
-        "include_finished": args.all,
-        "queues": split_list(args.queue),
-        "partitions": split_list(args.partition),
-        "namespaces": split_list(args.namespace),
-        "users": _users(args, settings),
-        "pending_only": args.start,
-    }
+    filters = jobs_table.JobFilters.of(
+        states=states,
+        include_finished=args.all,
+        queues=split_list(args.queue),
+        partitions=split_list(args.partition),
+        namespaces=split_list(args.namespace),
+        users=_users(args, settings),
+        pending_only=args.start,
+    )
     rows: list[Row] = []
     slurm_alone = args.slurm_url is not None and not _has_cluster_source(args)
     if not slurm_alone:
         session = open_session(args, settings)
         chosen = jobs_table.select_jobs(
-            session.snapshot,
-            session.result,
-            default_queue=session.policy.default_queue,
-            **filters,  # type: ignore[arg-type]
+            session.snapshot, session.result, filters, default_queue=session.policy.default_queue
         )
         rows = [row for _, _, row in chosen]
     if args.slurm_url is not None:
