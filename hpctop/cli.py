@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 from hpctop import __version__
 from hpctop.errors import HpctopError, UsageError
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from hpctop.model.store import Snapshot
     from hpctop.runtime.live_console import LiveConsoleSession
     from hpctop.scheduling.types import ScheduleResult
+    from hpctop.sources.slurm.rest import SlurmRest
     from hpctop.tables.jobs import JobFilters
     from hpctop.tui.app import HpctopApp
 
@@ -211,6 +212,21 @@ def _job_filters(parser: argparse.ArgumentParser) -> None:
     opts.add_argument("--me", action="store_true", help="only your jobs (the 'user' setting, default $USER)")
 
 
+def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
+    slurm = parser.add_argument_group(f"Slurm (slurmrestd; {alone})")
+    slurm.add_argument("--slurm-url", metavar="URL", help="read Slurm from the slurmrestd at this URL")
+    slurm.add_argument(
+        "--slurm-token-file",
+        metavar="PATH",
+        help="file holding the JWT (what 'scontrol token' prints; default: $SLURM_JWT)",
+    )
+    slurm.add_argument(
+        "--slurm-user",
+        metavar="NAME",
+        help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
+    )
+
+
 def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     """The whole command line, for ``main`` and for the usage docs."""
     source = _source_options()
@@ -257,18 +273,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
         action="store_true",
         help="pending jobs only, soonest expected start first, like squeue --start",
     )
-    slurm = jobs.add_argument_group("Slurm (slurmrestd; alone, only Slurm's jobs are listed)")
-    slurm.add_argument("--slurm-url", metavar="URL", help="read Slurm's jobs from the slurmrestd at this URL")
-    slurm.add_argument(
-        "--slurm-token-file",
-        metavar="PATH",
-        help="file holding the JWT (what 'scontrol token' prints; default: $SLURM_JWT)",
-    )
-    slurm.add_argument(
-        "--slurm-user",
-        metavar="NAME",
-        help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
-    )
+    _slurm_options(jobs, "alone, only Slurm's jobs are listed")
     jobs.set_defaults(handler=_cmd_jobs)
 
     prio = commands.add_parser(
@@ -279,6 +284,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     _job_filters(prio)
     prio.add_argument("--norm", action="store_true", help="show normalised factors instead of weighted ones")
+    _slurm_options(prio, "Slurm's pending jobs and their total priority, like sprio")
     prio.set_defaults(handler=_cmd_prio)
 
     queues = commands.add_parser(
@@ -290,6 +296,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     opts = queues.add_argument_group("filters (comma-separated lists)")
     opts.add_argument("-q", "--queue", metavar="QUEUE", help="these queues and their subtrees")
     opts.add_argument("-t", "--state", metavar="STATE", help="queue states: " + ", ".join(QUEUE_STATES))
+    _slurm_options(queues, "Slurm's associations and fair share, like sshare; -q: accounts")
     queues.set_defaults(handler=_cmd_queues)
 
     for name, handler, what in (
@@ -312,6 +319,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
         opts.add_argument("-t", "--state", metavar="STATE", help="node states: " + ", ".join(NODE_STATES))
         if name == "nodes":
             sub.add_argument("-N", "--per-node", action="store_true", help="one row per node")
+            _slurm_options(sub, "Slurm's nodes and partitions, like sinfo; -t: sinfo's states")
         sub.set_defaults(handler=handler)
 
     record = commands.add_parser(
@@ -398,6 +406,8 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     version.set_defaults(handler=_cmd_version)
     return parser
 
+
+T = TypeVar("T")
 
 # -- settings and session ----------------------------------------------------------------------
 
@@ -521,13 +531,11 @@ def _has_cluster_source(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) not in (None, False) for name in named)
 
 
-def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: JobFilters) -> list[Row]:
-    """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
+def _slurm_client(args: argparse.Namespace, settings: Settings) -> SlurmRest:
+    """The slurmrestd client ``--slurm-url`` names, with its token and user (read-only)."""
     import getpass
-    import time
 
-    from hpctop.sources.slurm.rest import SlurmError, SlurmRest, token_from
-    from hpctop.tables import jobs as jobs_table
+    from hpctop.sources.slurm.rest import SlurmRest, token_from
 
     try:
         token = token_from(token_file=args.slurm_token_file)
@@ -536,11 +544,42 @@ def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: JobFilter
             f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
         ) from None
     user = args.slurm_user or os.environ.get("SLURM_USER") or getpass.getuser()
-    client = SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
+    return SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
+
+
+def _slurm_read(read: Callable[[], T]) -> T:
+    """One slurmrestd read; its failure is one plain line (the caller decides whether it is fatal)."""
+    from hpctop.sources.slurm.rest import SlurmError
+
     try:
-        jobs = client.jobs()
+        return read()
     except SlurmError as exc:
         raise HpctopError(f"Slurm: {exc}") from None
+
+
+def _slurm_skipped(client: SlurmRest) -> None:
+    for kind, count in sorted(client.skipped.items()):
+        _warn(f"hpctop: note: {count} malformed Slurm {kind} entr{'y' if count == 1 else 'ies'} skipped")
+
+
+def _slurm_alone(args: argparse.Namespace, command: str) -> bool:
+    """Whether ``--slurm-url`` asks for Slurm's own table; beside a cluster source it is refused."""
+    if getattr(args, "slurm_url", None) is None:
+        return False
+    if _has_cluster_source(args):
+        raise UsageError(f"'{command} --slurm-url' shows Slurm's own table: leave out the cluster source")
+    return True
+
+
+def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: JobFilters) -> list[Row]:
+    """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
+    import time
+
+    from hpctop.tables import jobs as jobs_table
+
+    client = _slurm_client(args, settings)
+    jobs = _slurm_read(client.jobs)
+    _slurm_skipped(client)
     return jobs_table.slurm_job_rows(jobs, time.time(), filters)
 
 
@@ -591,6 +630,8 @@ _PRIO_ALIASES = {f: f"weighted.{f}" for f in table_keys.PRIO_FACTORS if f != "pa
 def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import prio as prio_table
 
+    if _slurm_alone(args, "prio"):
+        return _slurm_prio(args, settings, out)
     states = parse_job_states(args.state)
     sort_rows([], args.sort, prio_table.SORT_KEYS, _PRIO_ALIASES)
     session = open_session(args, settings)
@@ -613,6 +654,8 @@ def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import queues as queues_table
 
+    if _slurm_alone(args, "queues"):
+        return _slurm_queues(args, settings, out)
     states = parse_choices(args.state, QUEUE_STATES, "queue state")
     sort_rows([], args.sort, queues_table.SORT_KEYS)
     session = open_session(args, settings)
@@ -625,6 +668,8 @@ def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import nodes as nodes_table
 
+    if _slurm_alone(args, "nodes"):
+        return _slurm_nodes(args, settings, out)
     states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
     keys = nodes_table.NODE_SORT_KEYS if args.per_node else nodes_table.SUMMARY_SORT_KEYS
     sort_rows([], args.sort, keys)
@@ -640,6 +685,65 @@ def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         )
         rows = sort_rows(rows, args.sort, nodes_table.SUMMARY_SORT_KEYS)
         _emit(out, rows, nodes_table.SUMMARY_COLUMNS, args, nodes_table.SUMMARY_CSV_KEYS)
+    return 0
+
+
+def _slurm_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``prio --slurm-url``: sprio's pending jobs and Slurm's total (slurmrestd serves no factors)."""
+    from hpctop.tables import slurm as slurm_table
+
+    if args.state or args.namespace:
+        raise UsageError("'prio --slurm-url' lists pending jobs in no namespace: -t and -n do not apply")
+    sort_rows([], args.sort, slurm_table.PRIO_CSV_KEYS)
+    client = _slurm_client(args, settings)
+    jobs = _slurm_read(client.jobs)
+    _slurm_skipped(client)
+    rows = slurm_table.prio_rows(
+        jobs,
+        partitions=split_list(args.partition),
+        users=_users(args, settings),
+        accounts=split_list(args.queue),
+    )
+    rows = sort_rows(rows, args.sort, slurm_table.PRIO_CSV_KEYS)
+    _emit(out, rows, slurm_table.PRIO_COLUMNS, args, slurm_table.PRIO_CSV_KEYS)
+    return 0
+
+
+def _slurm_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``queues --slurm-url``: sshare's associations (slurmrestd v0.0.40+ with slurmdbd)."""
+    from hpctop.tables import slurm as slurm_table
+
+    if args.state:
+        raise UsageError("'queues --slurm-url' has no queue states: -t does not apply")
+    sort_rows([], args.sort, slurm_table.SHARE_CSV_KEYS)
+    client = _slurm_client(args, settings)
+    shares = _slurm_read(client.shares)
+    _slurm_skipped(client)
+    rows = slurm_table.share_rows(shares, accounts=split_list(args.queue))
+    rows = sort_rows(rows, args.sort, slurm_table.SHARE_CSV_KEYS)
+    _emit(out, rows, slurm_table.SHARE_COLUMNS, args, slurm_table.SHARE_CSV_KEYS)
+    return 0
+
+
+def _slurm_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``nodes --slurm-url``: sinfo's partition summary, or ``-N`` one row per node and partition."""
+    from hpctop.tables import slurm as slurm_table
+
+    keys = slurm_table.NODE_CSV_KEYS if args.per_node else slurm_table.SUMMARY_CSV_KEYS
+    sort_rows([], args.sort, keys)
+    client = _slurm_client(args, settings)
+    nodes = _slurm_read(client.nodes)
+    partitions = _slurm_read(client.partitions)
+    _slurm_skipped(client)
+    wanted = {"wanted_partitions": split_list(args.partition), "states": split_list(args.state)}
+    columns: Sequence[Column]
+    if args.per_node:
+        rows = slurm_table.node_rows(nodes, partitions, **wanted)
+        columns = slurm_table.NODE_COLUMNS
+    else:
+        rows = slurm_table.summary_rows(nodes, partitions, **wanted)
+        columns = slurm_table.SUMMARY_COLUMNS
+    _emit(out, sort_rows(rows, args.sort, keys), columns, args, keys)
     return 0
 
 
