@@ -173,7 +173,7 @@ class JobFilters:
         return word in {s.value for s in self.states} or code in {s.code for s in self.states}
 
     def admits_state(self, named: bool, *, finished: bool, pending: bool) -> bool:
-        """``named``: the state is one ``--state`` names. Without ``--state``, finished jobs only with ``-a``."""
+        """``named``: the state is one ``--state`` names; without ``--state``, finished jobs need ``-a``."""
         if self.states is not None:
             if not named:
                 return False

@@ -28,11 +28,11 @@ __all__ = [
     "SHARE_CSV_KEYS",
     "SUMMARY_COLUMNS",
     "SUMMARY_CSV_KEYS",
+    "compact_state",
     "node_rows",
     "prio_rows",
     "share_rows",
     "summary_rows",
-    "compact_state",
     "time_limit",
 ]
 

@@ -1,11 +1,14 @@
-"""A read-only slurmrestd client: version negotiation, JWT auth, and one neutral job model.
+"""The slurmrestd client: version negotiation, JWT auth, one chokepoint, and the neutral job model.
 
-Why its own chokepoint: every request goes through ``SlurmRest._get``, which is the only method
-that opens a connection and only ever sends ``GET``; a mutating verb cannot leave this module.
+Why one chokepoint: every request goes through ``SlurmRest._send``, the only method that opens a
+connection. A read-only client (the default) runs each request through the Kubernetes transport's
+own :func:`~hpctop.sources.kube.transport.check_read_only` there, before the token is attached or
+a socket opened, so a mutating verb cannot leave a read-only client whoever calls it.
 Why negotiation: Debian's Slurm 22.05 serves ``/slurm/v0.0.36``-``v0.0.38``, Slinky's
-slurmrestd ``v0.0.42`` and newer; the server's OpenAPI document lists the paths it serves, and
-the highest known version is used. v0.0.40+ wraps numbers as ``{"set", "infinite", "number"}``
-and job states as lists; ``_number``/``_state`` read both shapes into ``SlurmJob``.
+slurmrestd ``v0.0.42`` and newer; the server's OpenAPI document lists the paths it serves (v0.0.42+
+spells collections with a trailing ``/``), and the highest known version is used. v0.0.40+ wraps
+numbers as ``{"set", "infinite", "number"}`` and states as lists; :mod:`hpctop.sources.slurm.model`
+reads both shapes. A malformed entry is skipped and counted in ``SlurmRest.skipped``.
 """
 
 from __future__ import annotations
@@ -276,6 +279,16 @@ class SlurmRest:
     def jobs(self) -> list[SlurmJob]:
         return sorted(self._list("jobs", "jobs", parse_job), key=lambda j: j.job_id)
 
+    def job(self, job_id: str) -> SlurmJob | None:
+        """One job by squeue's id (``123`` or an array task ``123_4``); None when Slurm no longer has it."""
+        try:
+            found = self._list(f"job/{job_id}", "jobs", parse_job)
+        except SlurmError as exc:
+            if exc.slurm and "Invalid job id" in str(exc):
+                return None
+            raise
+        return found[0] if found else None
+
     def nodes(self) -> list[SlurmNode]:
         return sorted(self._list("nodes", "nodes", parse_node), key=lambda n: n.name)
 
@@ -297,13 +310,13 @@ class SlurmRest:
 
     # -- job changes (never sent by a read-only client) ------------------------------------------
 
-    def cancel(self, job_id: int) -> dict[str, object]:
+    def cancel(self, job_id: str) -> dict[str, object]:
         """``scancel``: DELETE /job/{id} (SIGKILL, as scancel without --signal)."""
-        return self._send("DELETE", self.path(f"job/{int(job_id)}"))
+        return self._send("DELETE", self.path(f"job/{job_id}"))
 
-    def update(self, job_id: int, fields: UpdateFields) -> dict[str, object]:
+    def update(self, job_id: str, fields: UpdateFields) -> dict[str, object]:
         """``scontrol update job``: POST /job/{id} with the fields to change."""
-        return self._send("POST", self.path(f"job/{int(job_id)}"), fields)
+        return self._send("POST", self.path(f"job/{job_id}"), fields)
 
     def update_fields(
         self, *, hold: bool | None = None, priority: int | None = None, partition: str | None = None
