@@ -221,6 +221,12 @@ def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
         help="file holding the JWT (what 'scontrol token' prints; default: $SLURM_JWT)",
     )
     slurm.add_argument(
+        "--slurm-token-secret",
+        metavar="NS/NAME[:KEY]",
+        help="read the JWT from this Kubernetes Secret (through --kubeconfig/--context; kept in memory "
+        "only); KEY may be left out when the Secret holds one key",
+    )
+    slurm.add_argument(
         "--slurm-user",
         metavar="NAME",
         help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
@@ -537,12 +543,22 @@ def _slurm_client(args: argparse.Namespace, settings: Settings) -> SlurmRest:
 
     from hpctop.sources.slurm.rest import SlurmRest, token_from
 
-    try:
-        token = token_from(token_file=args.slurm_token_file)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
-        ) from None
+    if args.slurm_token_secret and args.slurm_token_file:
+        raise UsageError("--slurm-token-file and --slurm-token-secret cannot be used together")
+    if args.slurm_token_secret:
+        from hpctop.sources.slurm.secret import token_from_secret
+
+        kubeconfig, context, _ = _live_target(args, settings)
+        token: str | None = token_from_secret(
+            args.slurm_token_secret, kubeconfig=kubeconfig, context=context, timeout=settings.request_timeout
+        )
+    else:
+        try:
+            token = token_from(token_file=args.slurm_token_file)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
+            ) from None
     user = args.slurm_user or os.environ.get("SLURM_USER") or getpass.getuser()
     return SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
 
@@ -566,7 +582,8 @@ def _slurm_alone(args: argparse.Namespace, command: str) -> bool:
     """Whether ``--slurm-url`` asks for Slurm's own table; beside a cluster source it is refused."""
     if getattr(args, "slurm_url", None) is None:
         return False
-    if _has_cluster_source(args):
+    simulated = any(getattr(args, name, None) not in (None, False) for name in ("demo", "scenario", "replay"))
+    if simulated or (_is_live(args) and not args.slurm_token_secret):  # a kubeconfig may serve the Secret
         raise UsageError(f"'{command} --slurm-url' shows Slurm's own table: leave out the cluster source")
     return True
 
