@@ -22,12 +22,12 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
 from hpctop.model.objects import Job, Node
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan, ScheduleResult
-from hpctop.sources.slurm.rest import SlurmJob, expand_hostlist
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
 from hpctop.tables.keys import JOB_CSV_KEYS as CSV_KEYS
 from hpctop.tables.keys import JOB_SORT_KEYS as SORT_KEYS

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hpctop.sources.slurm.model import SlurmNode, SlurmPartition, SlurmShare
-from hpctop.sources.slurm.rest import SlurmJob, expand_hostlist
+from hpctop.backends.slurm.wire import SlurmJob, SlurmNode, SlurmPartition, SlurmShare, expand_hostlist
 from hpctop.tables.fmt import hostlist
 from hpctop.tables.render import Column, Row
 

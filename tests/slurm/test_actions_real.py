@@ -17,7 +17,7 @@ import pytest
 
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.requests import ActionKind
-from hpctop.actions.slurm import SlurmActionFailed, SlurmActionForbidden, SlurmActions, slurm_job_request
+from hpctop.backends.slurm.act import SlurmActionFailed, SlurmActionForbidden, SlurmActions, slurm_job_request
 from hpctop.errors import ActionRefused
 from hpctop.sources.slurm.rest import SlurmRest
 from tests.slurm.proxy import RecordingProxy

@@ -7,7 +7,7 @@ a socket opened, so a mutating verb cannot leave a read-only client whoever call
 Why negotiation: Debian's Slurm 22.05 serves ``/slurm/v0.0.36``-``v0.0.38``, Slinky's
 slurmrestd ``v0.0.42`` and newer; the server's OpenAPI document lists the paths it serves (v0.0.42+
 spells collections with a trailing ``/``), and the highest known version is used. v0.0.40+ wraps
-numbers as ``{"set", "infinite", "number"}`` and states as lists; :mod:`hpctop.sources.slurm.model`
+numbers as ``{"set", "infinite", "number"}`` and states as lists; :mod:`hpctop.backends.slurm.wire`
 reads both shapes. A malformed entry is skipped and counted in ``SlurmRest.skipped``.
 """
 
@@ -19,26 +19,25 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hpctop.errors import PlainMessageError
-from hpctop.sources.kube.transport import check_read_only
-from hpctop.sources.slurm.model import (
+from hpctop.backends.slurm.wire import (
     MalformedObject,
+    SlurmJob,
     SlurmNode,
     SlurmPartition,
     SlurmReservation,
     SlurmShare,
-    number,
+    parse_job,
     parse_node,
     parse_partition,
     parse_reservation,
     parse_share,
-    state_word,
     text,
 )
+from hpctop.errors import PlainMessageError
+from hpctop.sources.kube.transport import check_read_only
 
 KNOWN_VERSIONS = (
     "v0.0.36",
@@ -65,91 +64,6 @@ class SlurmError(PlainMessageError):
         super().__init__(message)
         self.status = status
         self.slurm = slurm
-
-
-@dataclass(frozen=True, slots=True)
-class SlurmJob:
-    """One Slurm job as ``squeue`` shows it, whatever the API version."""
-
-    job_id: int
-    name: str
-    user: str
-    account: str
-    partition: str
-    qos: str
-    state: str  # Slurm's own base state: PENDING, RUNNING, ...
-    reason: str  # Slurm's state_reason: None, Resources, Priority, JobHeldUser, ...
-    priority: int
-    nodes: str  # Slurm's hostlist expression ("" while pending)
-    node_count: int
-    submit_time: int
-    start_time: int  # for a pending job: Slurm's own expected start (0 when unknown)
-    time_limit_min: int | None
-    array_job_id: int | None
-    array_task_id: int | None
-    het_job_id: int | None
-    tres: str
-
-
-_RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
-
-
-def expand_hostlist(expression: str) -> list[str]:
-    """Slurm's hostlist expression (``sn[1-2,5],gpu7``) as node names, zero padding kept."""
-    names: list[str] = []
-    depth = 0
-    part = ""
-    for char in expression + ",":
-        if char == "," and depth == 0:
-            if part:
-                names.extend(_expand_one(part))
-            part = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        part += char
-    return names
-
-
-def _expand_one(part: str) -> list[str]:
-    match = _RANGE.match(part)
-    if match is None:
-        return [part]
-    out: list[str] = []
-    for span in match["ranges"].split(","):
-        first, _, last = span.partition("-")
-        if not first.isdigit() or (last and not last.isdigit()):
-            return [part]
-        for index in range(int(first), int(last or first) + 1):
-            out.extend(
-                f"{match['prefix']}{index:0{len(first)}d}{rest}" for rest in _expand_one(match["suffix"])
-            )
-    return out
-
-
-def parse_job(raw: Mapping[str, object]) -> SlurmJob:
-    array_task = number(raw.get("array_task_id"))
-    array_job = number(raw.get("array_job_id"))
-    het = number(raw.get("het_job_id"))
-    return SlurmJob(
-        job_id=number(raw.get("job_id")) or 0,
-        name=text(raw.get("name")),
-        user=text(raw.get("user_name")),
-        account=text(raw.get("account")),
-        partition=text(raw.get("partition")),
-        qos=text(raw.get("qos")),
-        state=state_word(raw.get("job_state")),
-        reason=text(raw.get("state_reason")) or "None",
-        priority=number(raw.get("priority")) or 0,
-        nodes=text(raw.get("nodes")),
-        node_count=number(raw.get("node_count")) or 0,
-        submit_time=number(raw.get("submit_time")) or 0,
-        start_time=number(raw.get("start_time")) or 0,
-        time_limit_min=number(raw.get("time_limit")),
-        array_job_id=array_job or None,
-        array_task_id=array_task,
-        het_job_id=het or None,
-        tres=text(raw.get("tres_req_str")) or text(raw.get("tres_alloc_str")),
-    )
 
 
 def token_from(*, token_file: str | None = None, env: Mapping[str, str] | None = None) -> str | None:

@@ -40,8 +40,9 @@ from dataclasses import dataclass
 
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.requests import ActionForbidden, ActionKind, ActionRequest, ActionResult, Preview
+from hpctop.backends.slurm.wire import SlurmJob
 from hpctop.errors import ActionFailed, ActionRefused
-from hpctop.sources.slurm.rest import SlurmError, SlurmJob, SlurmRest
+from hpctop.sources.slurm.rest import SlurmError, SlurmRest
 
 __all__ = [
     "SLURM_JOB_KIND",

@@ -1,4 +1,4 @@
-"""The neutral Slurm model: nodes, partitions, shares and reservations as ``sinfo``/``sshare`` see them.
+"""The neutral Slurm model: jobs, nodes, partitions, shares and reservations as squeue/sinfo/sshare see them.
 
 Why one model for every API version: Debian's and RHEL's Slurm serve slurmrestd v0.0.38-v0.0.41,
 Slinky's v0.0.42 and newer, and the shapes differ. v0.0.38 sends plain integers (``-1`` or
@@ -14,16 +14,20 @@ and counts it, it is never half-applied.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
     "MalformedObject",
+    "SlurmJob",
     "SlurmNode",
     "SlurmPartition",
     "SlurmReservation",
     "SlurmShare",
+    "expand_hostlist",
     "number",
+    "parse_job",
     "parse_node",
     "parse_partition",
     "parse_reservation",
@@ -332,4 +336,89 @@ def parse_reservation(raw: Mapping[str, object]) -> SlurmReservation:
         accounts=words(raw.get("accounts")),
         partition=text(raw.get("partition")),
         flags=tuple(f.upper() for f in words(raw.get("flags"))),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmJob:
+    """One Slurm job as ``squeue`` shows it, whatever the API version."""
+
+    job_id: int
+    name: str
+    user: str
+    account: str
+    partition: str
+    qos: str
+    state: str  # Slurm's own base state: PENDING, RUNNING, ...
+    reason: str  # Slurm's state_reason: None, Resources, Priority, JobHeldUser, ...
+    priority: int
+    nodes: str  # Slurm's hostlist expression ("" while pending)
+    node_count: int
+    submit_time: int
+    start_time: int  # for a pending job: Slurm's own expected start (0 when unknown)
+    time_limit_min: int | None
+    array_job_id: int | None
+    array_task_id: int | None
+    het_job_id: int | None
+    tres: str
+
+
+_RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
+
+
+def expand_hostlist(expression: str) -> list[str]:
+    """Slurm's hostlist expression (``sn[1-2,5],gpu7``) as node names, zero padding kept."""
+    names: list[str] = []
+    depth = 0
+    part = ""
+    for char in expression + ",":
+        if char == "," and depth == 0:
+            if part:
+                names.extend(_expand_one(part))
+            part = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        part += char
+    return names
+
+
+def _expand_one(part: str) -> list[str]:
+    match = _RANGE.match(part)
+    if match is None:
+        return [part]
+    out: list[str] = []
+    for span in match["ranges"].split(","):
+        first, _, last = span.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            return [part]
+        for index in range(int(first), int(last or first) + 1):
+            out.extend(
+                f"{match['prefix']}{index:0{len(first)}d}{rest}" for rest in _expand_one(match["suffix"])
+            )
+    return out
+
+
+def parse_job(raw: Mapping[str, object]) -> SlurmJob:
+    array_task = number(raw.get("array_task_id"))
+    array_job = number(raw.get("array_job_id"))
+    het = number(raw.get("het_job_id"))
+    return SlurmJob(
+        job_id=number(raw.get("job_id")) or 0,
+        name=text(raw.get("name")),
+        user=text(raw.get("user_name")),
+        account=text(raw.get("account")),
+        partition=text(raw.get("partition")),
+        qos=text(raw.get("qos")),
+        state=state_word(raw.get("job_state")),
+        reason=text(raw.get("state_reason")) or "None",
+        priority=number(raw.get("priority")) or 0,
+        nodes=text(raw.get("nodes")),
+        node_count=number(raw.get("node_count")) or 0,
+        submit_time=number(raw.get("submit_time")) or 0,
+        start_time=number(raw.get("start_time")) or 0,
+        time_limit_min=number(raw.get("time_limit")),
+        array_job_id=array_job or None,
+        array_task_id=array_task,
+        het_job_id=het or None,
+        tres=text(raw.get("tres_req_str")) or text(raw.get("tres_alloc_str")),
     )
