@@ -227,6 +227,12 @@ def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
         "only); KEY may be left out when the Secret holds one key",
     )
     slurm.add_argument(
+        "--slurm-service",
+        metavar="NS/NAME[:PORT]",
+        help="reach slurmrestd through the API server's service proxy (Slinky: slurm/slurm-restapi; "
+        "PORT default 6820); with it, --slurm-url is not needed",
+    )
+    slurm.add_argument(
         "--slurm-user",
         metavar="NAME",
         help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
@@ -560,6 +566,19 @@ def _slurm_client(args: argparse.Namespace, settings: Settings) -> SlurmRest:
                 f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
             ) from None
     user = args.slurm_user or os.environ.get("SLURM_USER") or getpass.getuser()
+    if args.slurm_service:
+        from hpctop.sources.slurm.secret import proxy_target
+
+        kubeconfig, context, _ = _live_target(args, settings)
+        server, base_path, opener = proxy_target(args.slurm_service, kubeconfig=kubeconfig, context=context)
+        return SlurmRest(
+            server,
+            user=user,
+            token=token,
+            timeout=settings.request_timeout,
+            opener=opener,
+            base_path=base_path,
+        )
     return SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
 
 
@@ -578,12 +597,20 @@ def _slurm_skipped(client: SlurmRest) -> None:
         _warn(f"hpctop: note: {count} malformed Slurm {kind} entr{'y' if count == 1 else 'ies'} skipped")
 
 
+def _slurm_asked(args: argparse.Namespace) -> bool:
+    """Whether Slurm was asked for: ``--slurm-url`` or ``--slurm-service``."""
+    if getattr(args, "slurm_url", None) and getattr(args, "slurm_service", None):
+        raise UsageError("--slurm-url and --slurm-service cannot be used together")
+    return bool(getattr(args, "slurm_url", None) or getattr(args, "slurm_service", None))
+
+
 def _slurm_alone(args: argparse.Namespace, command: str) -> bool:
     """Whether ``--slurm-url`` asks for Slurm's own table; beside a cluster source it is refused."""
-    if getattr(args, "slurm_url", None) is None:
+    if not _slurm_asked(args):
         return False
     simulated = any(getattr(args, name, None) not in (None, False) for name in ("demo", "scenario", "replay"))
-    if simulated or (_is_live(args) and not args.slurm_token_secret):  # a kubeconfig may serve the Secret
+    kube_for_slurm = args.slurm_token_secret or args.slurm_service  # a kubeconfig may serve Slurm's access
+    if simulated or (_is_live(args) and not kube_for_slurm):
         raise UsageError(f"'{command} --slurm-url' shows Slurm's own table: leave out the cluster source")
     return True
 
@@ -620,14 +647,14 @@ def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         pending_only=args.start,
     )
     rows: list[Row] = []
-    slurm_alone = args.slurm_url is not None and not _has_cluster_source(args)
+    slurm_alone = _slurm_asked(args) and not _has_cluster_source(args)
     if not slurm_alone:
         session = open_session(args, settings)
         chosen = jobs_table.select_jobs(
             session.snapshot, session.result, filters, default_queue=session.policy.default_queue
         )
         rows = [row for _, _, row in chosen]
-    if args.slurm_url is not None:
+    if _slurm_asked(args):
         try:
             rows += _slurm_rows(args, settings, filters)
         except HpctopError as exc:
@@ -846,7 +873,7 @@ def _cache_request(args: argparse.Namespace, settings: Settings) -> dict[str, ob
         return None
     if _is_live(args) or getattr(args, "replay", None) is not None:
         return None
-    if getattr(args, "slurm_url", None) is not None:  # a live slurmrestd is never cached
+    if _slurm_asked(args):  # a live slurmrestd is never cached
         return None
     from hpctop.tables import cache
 

@@ -72,8 +72,19 @@ def validate(value: Any, schema: dict[str, Any], schemas: dict[str, Any], where:
 class RecordedSlurm:
     """slurmrestd answering from the recorded responses; ``seen`` keeps (method, path) of each request."""
 
-    def __init__(self, version: str, *, responses: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        version: str,
+        *,
+        responses: dict[str, Any] | None = None,
+        prefix: str = "",
+        bearer: str | None = None,
+    ) -> None:
         self.version = version
+        #: served under this path (an API server's service proxy path) and, with ``bearer``, only to
+        #: requests that carry ``Authorization: Bearer <bearer>``, as the API server's proxy demands
+        self.prefix = prefix
+        self.bearer = bearer
         self.openapi, recorded = load(version)
         self.responses = responses if responses is not None else recorded
         self.seen: list[tuple[str, str]] = []
@@ -82,10 +93,16 @@ class RecordedSlurm:
         class Handler(BaseHTTPRequestHandler):
             def _answer(self) -> None:
                 owner.seen.append((self.command, self.path))
+                if owner.bearer is not None and self.headers.get("Authorization") != f"Bearer {owner.bearer}":
+                    self._send(401, {"kind": "Status", "code": 401, "reason": "Unauthorized"})
+                    return
+                if not self.path.startswith(owner.prefix):
+                    self._send(404, {"errors": [{"error": f"nothing at {self.path}"}]})
+                    return
                 if self.headers.get("X-SLURM-USER-TOKEN") != TOKEN:
                     self._send(401, {"errors": [{"error": "Authentication failure"}]})
                     return
-                status, body = owner.route(self.command, self.path)
+                status, body = owner.route(self.command, self.path[len(owner.prefix) :])
                 self._send(status, body)
 
             def _send(self, status: int, body: dict[str, Any]) -> None:

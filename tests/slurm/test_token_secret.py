@@ -94,3 +94,30 @@ async def test_a_missing_secret_is_one_line(api: FakeApiServer, tmp_path: Path) 
     assert code == 1 and out == ""
     assert len(err.splitlines()) == 1 and "slurm/nope" in err
     assert slurm.seen == []  # no token, no request to slurmrestd
+
+
+PROXY = "/api/v1/namespaces/slurm/services/slurm-restapi:6820/proxy"
+
+
+async def test_slurmrestd_through_the_api_servers_service_proxy(tmp_path: Path) -> None:
+    # the recorded slurmrestd stands behind the proxy path and demands the kubeconfig's bearer
+    # token there, as the API server does; the Slurm JWT travels in Slurm's own header
+    with RecordedSlurm("v0.0.44", prefix=PROXY, bearer="kube-token") as proxy:
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", proxy.url, token="kube-token")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "KUBECONFIG"))}
+        env |= {"SLURM_JWT": TOKEN, "HPCTOP_NO_CACHE": "1"}
+        argv = ("-m", "hpctop", "nodes", "-o", "json", "--slurm-service", "slurm/slurm-restapi")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *argv,
+            "--kubeconfig",
+            str(kubeconfig),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert "slinky-3" in out.decode()
+    assert ("GET", f"{PROXY}/openapi/v3") in proxy.seen
+    assert ("GET", f"{PROXY}/slurm/v0.0.44/nodes/") in proxy.seen

@@ -1,4 +1,5 @@
-"""The slurmrestd JWT from a Kubernetes Secret (``--slurm-token-secret NS/NAME[:KEY]``), in memory only.
+"""Slurm through Kubernetes: the JWT from a Secret (``--slurm-token-secret NS/NAME[:KEY]``, in memory
+only), and slurmrestd reached through the API server's service proxy (``--slurm-service``).
 
 Why a Secret: on Slinky and SUNK clusters the operator mints the Slurm token into a Secret
 (Slinky's ``Token`` resource writes a signed JWT under the key its ``secretRef`` names); asking
@@ -8,6 +9,12 @@ with the kubeconfig's credentials), base64-decoded and handed to the Slurm clien
 written anywhere, and its value never appears in an error message.
 
 ``KEY`` may be left out when the Secret holds exactly one key.
+
+Why the service proxy: slurmrestd in a Slinky cluster is a ClusterIP Service (``slurm-restapi``
+on port 6820 in Slinky's chart), unreachable from a laptop. The API server proxies it at
+``/api/v1/namespaces/NS/services/NAME:PORT/proxy/``, with the kubeconfig's credentials (its
+``Authorization`` and client certificate) on the outer hop and the Slurm JWT in Slurm's own
+headers, which the proxy passes through. The user's RBAC must allow ``services/proxy``.
 """
 
 from __future__ import annotations
@@ -16,14 +23,25 @@ import asyncio
 import base64
 import binascii
 import json
+import ssl
+import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from hpctop.errors import PlainMessageError
 from hpctop.sources.kube.connection import Connection, load_connection
 from hpctop.sources.kube.errors import KubeError
 from hpctop.sources.kube.transport import KubeClient
 
-__all__ = ["SecretRef", "SecretTokenError", "read_token", "token_from_secret"]
+__all__ = [
+    "SecretRef",
+    "SecretTokenError",
+    "ServiceRef",
+    "proxy_target",
+    "read_token",
+    "token_from_secret",
+]
 
 
 class SecretTokenError(PlainMessageError):
@@ -96,3 +114,60 @@ def token_from_secret(ref: str, *, kubeconfig: str | None, context: str | None, 
         return await read_token(connection, parsed, timeout=timeout)
 
     return asyncio.run(read())
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceRef:
+    namespace: str
+    name: str
+    port: str
+
+    @classmethod
+    def parse(cls, text: str) -> ServiceRef:
+        """``NS/NAME`` or ``NS/NAME:PORT`` (a number or the port's name; default 6820, slurmrestd's)."""
+        where, colon, port = text.partition(":")
+        namespace, _, name = where.partition("/")
+        if not namespace or not name or "/" in name or (colon and not port):
+            raise SecretTokenError(f"a slurmrestd Service is NS/NAME[:PORT], not {text!r}")
+        return cls(namespace, name, port or "6820")
+
+    @property
+    def proxy_path(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/services/{self.name}:{self.port}/proxy"
+
+
+def _opener(connection: Connection, authorization: str | None) -> Callable[..., Any]:
+    """urllib's ``urlopen`` with the connection's TLS (CA, client certificate) and Authorization."""
+    context = connection.ssl if isinstance(connection.ssl, ssl.SSLContext) else None
+    if connection.ssl is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=context)]
+    if connection.proxy is None:
+        handlers.append(urllib.request.ProxyHandler({}))
+    opener = urllib.request.build_opener(*handlers)
+
+    def open_request(request: urllib.request.Request, timeout: float) -> Any:
+        if authorization:
+            request.add_unredirected_header("Authorization", authorization)
+        return opener.open(request, timeout=timeout)
+
+    return open_request
+
+
+def proxy_target(
+    service: str, *, kubeconfig: str | None, context: str | None
+) -> tuple[str, str, Callable[..., Any]]:
+    """``--slurm-service``: (API server URL, the service's proxy path, an opener carrying the credentials)."""
+    ref = ServiceRef.parse(service)
+
+    async def load() -> tuple[Connection, str | None]:
+        try:
+            connection = await load_connection(kubeconfig, context)
+            return connection, await connection.authorization()
+        except KubeError as exc:
+            raise SecretTokenError(f"cannot reach Kubernetes for the slurmrestd Service: {exc}") from None
+
+    connection, authorization = asyncio.run(load())
+    return connection.server, ref.proxy_path, _opener(connection, authorization)
