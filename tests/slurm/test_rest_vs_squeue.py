@@ -20,7 +20,8 @@ def _squeue(cluster: RealSlurm) -> dict[int, tuple[str, str, str, str]]:
     return rows
 
 
-def test_jobs_match_squeue_and_sprio(real_slurm: RealSlurm) -> None:
+def test_jobs_match_squeue_and_sprio(slurm: RealSlurm) -> None:
+    real_slurm = slurm
     # 3 nodes x 2 GPUs: two 2-node jobs cannot both run; the second waits (Resources), the
     # third, queued behind it in the same partition, reads Priority (job_reason_codes.shtml:
     # "Priority: One or more higher priority jobs exist for this partition or advanced reservation")
@@ -57,7 +58,8 @@ def test_jobs_match_squeue_and_sprio(real_slurm: RealSlurm) -> None:
     assert jobs[int(second)].start_time >= jobs[int(first)].start_time
 
 
-def test_refused_token_is_an_error_not_rows(real_slurm: RealSlurm) -> None:
+def test_refused_token_is_an_error_not_rows(slurm: RealSlurm) -> None:
+    real_slurm = slurm
     client = SlurmRest(real_slurm.url, user="root", token="not-a-jwt")
     with pytest.raises(SlurmError, match="slurmrestd"):
         client.jobs()
