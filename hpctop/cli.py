@@ -229,8 +229,8 @@ def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
     slurm.add_argument(
         "--slurm-service",
         metavar="NS/NAME[:PORT]",
-        help="reach slurmrestd through the API server's service proxy (Slinky: slurm/slurm-restapi; "
-        "PORT default 6820); with it, --slurm-url is not needed",
+        help="reach slurmrestd through the API server's service proxy (PORT default 6820; 'auto': the "
+        "Service a Slinky operator made); instead of --slurm-url",
     )
     slurm.add_argument(
         "--slurm-user",

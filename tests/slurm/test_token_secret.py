@@ -18,6 +18,8 @@ from pathlib import Path
 import kmock
 import pytest
 
+from hpctop.sources.kube.connection import load_connection
+from hpctop.sources.slurm.secret import SecretTokenError, ServiceRef, discover_service
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import ALL, FakeApiServer, Res
 from tests.slurm.recorded import TOKEN, RecordedSlurm
@@ -121,3 +123,39 @@ async def test_slurmrestd_through_the_api_servers_service_proxy(tmp_path: Path) 
     assert "slinky-3" in out.decode()
     assert ("GET", f"{PROXY}/openapi/v3") in proxy.seen
     assert ("GET", f"{PROXY}/slurm/v0.0.44/nodes/") in proxy.seen
+
+
+SERVICES = Res("Service", "", "v1", "services", True)
+
+
+def _service(namespace: str, name: str, labels: dict[str, str], port: int = 6820) -> dict[str, object]:
+    # the shape slurm-operator's BuildRestapiService gives (internal/builder/restapi_service.go):
+    # a port named "slurmrestd" on 6820 targeting the container port of that name
+    return {
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "ports": [{"name": "slurmrestd", "port": port, "protocol": "TCP", "targetPort": "slurmrestd"}]
+        },
+    }
+
+
+SLINKY_LABELS = {
+    "app.kubernetes.io/name": "slurmrestd",
+    "app.kubernetes.io/component": "restapi",
+    "app.kubernetes.io/instance": "slurm",
+}
+
+
+async def test_auto_finds_the_slurmrestd_service_slinky_made(tmp_path: Path) -> None:
+    async with FakeApiServer(served=(*ALL, SERVICES)) as api, kmock.Server(api):
+        api.upsert(SERVICES, _service("slurm", "slurm-restapi", SLINKY_LABELS))
+        api.upsert(
+            SERVICES, _service("slurm", "slurm-controller", {"app.kubernetes.io/name": "slurmctld"}, 6817)
+        )
+        connection = await load_connection(str(write_kubeconfig(tmp_path / "kc", str(api.url).rstrip("/"))))
+        found = await discover_service(connection)
+        assert found == ServiceRef("slurm", "slurm-restapi", "6820")
+        assert found.proxy_path == "/api/v1/namespaces/slurm/services/slurm-restapi:6820/proxy"
+        api.upsert(SERVICES, _service("slurm2", "slurm-restapi", SLINKY_LABELS))
+        with pytest.raises(SecretTokenError, match="found 2 Slinky slurmrestd Services"):
+            await discover_service(connection)

@@ -15,6 +15,10 @@ on port 6820 in Slinky's chart), unreachable from a laptop. The API server proxi
 ``/api/v1/namespaces/NS/services/NAME:PORT/proxy/``, with the kubeconfig's credentials (its
 ``Authorization`` and client certificate) on the outer hop and the Slurm JWT in Slurm's own
 headers, which the proxy passes through. The user's RBAC must allow ``services/proxy``.
+``--slurm-service auto`` finds the Service Slinky's operator makes for slurmrestd by its labels
+(``app.kubernetes.io/name: slurmrestd``, ``app.kubernetes.io/component: restapi``, port
+``slurmrestd``; slurm-operator internal/builder/labels/labels.go and restapi_service.go at
+f2ed3fc5). SUNK's slurmrestd Service is not discovered (its labels are not public here): name it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ __all__ = [
     "SecretRef",
     "SecretTokenError",
     "ServiceRef",
+    "discover_service",
     "proxy_target",
     "read_token",
     "token_from_secret",
@@ -136,6 +141,37 @@ class ServiceRef:
         return f"/api/v1/namespaces/{self.namespace}/services/{self.name}:{self.port}/proxy"
 
 
+#: the labels slurm-operator puts on slurmrestd's Service (internal/builder/labels/labels.go)
+SLINKY_RESTAPI_SELECTOR = "app.kubernetes.io/name=slurmrestd,app.kubernetes.io/component=restapi"
+
+
+async def discover_service(connection: Connection, *, timeout: float = 10.0) -> ServiceRef:
+    """The one slurmrestd Service a Slinky operator made, cluster-wide (a list of Services)."""
+    try:
+        async with KubeClient(connection, read_timeout=timeout) as kube:
+            body = await kube.get("/api/v1/services", {"labelSelector": SLINKY_RESTAPI_SELECTOR})
+    except KubeError as exc:
+        raise SecretTokenError(f"cannot list Services to find slurmrestd: {exc}") from None
+    items = json.loads(body).get("items") or []
+    found: list[ServiceRef] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        meta = item.get("metadata") or {}
+        ports = (item.get("spec") or {}).get("ports") or []
+        named = [p for p in ports if isinstance(p, dict) and p.get("name") == "slurmrestd"] or ports[:1]
+        port = named[0].get("port") if named and isinstance(named[0], dict) else None
+        if meta.get("namespace") and meta.get("name") and isinstance(port, int):
+            found.append(ServiceRef(str(meta["namespace"]), str(meta["name"]), str(port)))
+    if len(found) != 1:
+        listed = ", ".join(f"{r.namespace}/{r.name}" for r in found) or "none"
+        raise SecretTokenError(
+            f"--slurm-service auto found {len(found)} Slinky slurmrestd Services ({listed}): "
+            "name one as NS/NAME"
+        )
+    return found[0]
+
+
 def _opener(connection: Connection, authorization: str | None) -> Callable[..., Any]:
     """urllib's ``urlopen`` with the connection's TLS (CA, client certificate) and Authorization."""
     context = connection.ssl if isinstance(connection.ssl, ssl.SSLContext) else None
@@ -160,14 +196,14 @@ def proxy_target(
     service: str, *, kubeconfig: str | None, context: str | None
 ) -> tuple[str, str, Callable[..., Any]]:
     """``--slurm-service``: (API server URL, the service's proxy path, an opener carrying the credentials)."""
-    ref = ServiceRef.parse(service)
 
-    async def load() -> tuple[Connection, str | None]:
+    async def load() -> tuple[Connection, str | None, ServiceRef]:
         try:
             connection = await load_connection(kubeconfig, context)
-            return connection, await connection.authorization()
+            ref = await discover_service(connection) if service == "auto" else ServiceRef.parse(service)
+            return connection, await connection.authorization(), ref
         except KubeError as exc:
             raise SecretTokenError(f"cannot reach Kubernetes for the slurmrestd Service: {exc}") from None
 
-    connection, authorization = asyncio.run(load())
+    connection, authorization, ref = asyncio.run(load())
     return connection.server, ref.proxy_path, _opener(connection, authorization)
