@@ -306,6 +306,8 @@ class LiveConsoleSession:
         self.discovery_note = ""
         self._settings = settings
         self._schedule = scheduler if scheduler is not None else _default_scheduler()
+        #: ``same_inputs`` knows what the core reads; a scheduler given instead may read more
+        self._skip_unchanged = scheduler is None
         self._client_factory = client_factory
         self._statuses: dict[str, ReflectorStatus] = {}
         self._loop = loop
@@ -855,10 +857,11 @@ class LiveConsoleSession:
             self._built_at, self._view_states = time.monotonic(), states
 
     def _core_unchanged(self, snapshot: Snapshot, policy: Policy, now: float) -> bool:
-        """The last core run is under ``idle_refresh`` old, on the same policy, and ``snapshot``
-        changes nothing it reads (``scheduling.inputs.same_inputs``)."""
+        """The core (not a scheduler given instead) ran under ``idle_refresh`` ago, on the same
+        policy, and ``snapshot`` changes nothing it reads (``scheduling.inputs.same_inputs``)."""
         return (
-            self._view_scheduled
+            self._skip_unchanged
+            and self._view_scheduled
             and self._view_version >= 0
             and now - self._view_at < self.idle_refresh
             and policy == self.policy
