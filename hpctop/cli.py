@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
+from typing import Any, TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 from hpctop import __version__
 from hpctop.errors import HpctopError, UsageError
@@ -239,6 +239,12 @@ def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
         "Service a Slinky operator made); instead of --slurm-url",
     )
     slurm.add_argument(
+        "--slurm-poll",
+        metavar="SECONDS",
+        type=float,
+        help="console: seconds between two reads of slurmrestd (default 10; it backs off on failure)",
+    )
+    slurm.add_argument(
         "--slurm-user",
         metavar="NAME",
         help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
@@ -276,6 +282,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     console.add_argument(
         "--theme", metavar="NAME", help="colour theme (remembered when picked in the console)"
     )
+    _slurm_options(parser, "beside the console's cluster: Slurm's jobs joined into its panes")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     jobs = commands.add_parser(
@@ -839,12 +846,15 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
             print(f"hpctop: connecting to {target} (ctrl+c to give up)…", file=sys.stderr, flush=True)
             live = _connect_console(args, settings)
         session = live if live is not None else open_session(args, settings)
+        read_only = live.read_only if live is not None else settings.read_only
+        if _slurm_asked(args):
+            session = _with_slurm(session, args, settings, read_only=read_only)
         from hpctop.tui.terminal import run_console
 
         app = _load_make_app()(
             session,
             theme=settings.theme,
-            read_only=live.read_only if live is not None else settings.read_only,
+            read_only=read_only,
             keymap=settings.keymap or None,
             user=settings.user or None,
             tick_interval=settings.refresh_interval,
@@ -862,6 +872,24 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     if status == 0:
         _remember_theme(app.theme, settings, getattr(args, "config", None))
     return status
+
+
+def _with_slurm(
+    session: Any, args: argparse.Namespace, settings: Settings, *, read_only: bool
+) -> Any:
+    """``session`` with slurmrestd's jobs joined in (:mod:`hpctop.runtime.slurm_console`): polled
+    every ``slurm_poll_interval`` seconds, acted on through slurmrestd, read-only as the console is."""
+    from hpctop.actions.audit import AuditLog
+    from hpctop.backends.slurm.act import SlurmActions
+    from hpctop.runtime.slurm_console import SlurmConsoleSession
+    from hpctop.sources.slurm.poll import DEFAULT_INTERVAL, SlurmPoller
+
+    client = _slurm_client(args, settings)
+    client.read_only = read_only  # the console's decision, enforced at the client's one chokepoint
+    audit = getattr(session, "audit", None)
+    actions = SlurmActions(client, audit=audit if isinstance(audit, AuditLog) else AuditLog())
+    interval = float(getattr(args, "slurm_poll", None) or DEFAULT_INTERVAL)
+    return SlurmConsoleSession(session, SlurmPoller(client, interval=interval), actions)
 
 
 #: the table commands whose answer on a simulated cluster is deterministic, hence cacheable

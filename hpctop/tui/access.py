@@ -17,6 +17,7 @@ from hpctop.actions.requests import (
     ActionKind,
     Permission,
 )
+from hpctop.backends.slurm.act import SLURM_JOB_KIND
 from hpctop.model.objects import JobKey
 from hpctop.tui.base import ConsoleBase
 from hpctop.tui.sanitize import sanitize_display
@@ -46,6 +47,8 @@ class Access(ConsoleBase):
         if key is None:
             return None
         namespace, owner, _ = key
+        if owner == SLURM_JOB_KIND:  # Slurm decides on its own jobs; no Kubernetes rules review says
+            return None
         action = ActionKind(kind)
         if action in (ActionKind.PRIORITY, ActionKind.MOVE) and self._is_slinky(key):
             # A Slinky priority/partition change is a merge patch of the owner, the RBAC of its

@@ -214,6 +214,7 @@ class ConsoleBase(App[None]):
             simulated=self.simulated,
             notice=self.fault_notice,
             achieved=self.achieved_speed(),
+            slurm_note=str(getattr(self.session, "slurm_note", "") or ""),
         )
         self._main(StatusBar, "#status").show(info, self.theme_variables)
 

@@ -34,6 +34,7 @@ from hpctop.actions.requests import (
     queue_request,
     yunikorn_request,
 )
+from hpctop.backends.slurm.act import SLURM_JOB_KIND
 from hpctop.errors import ActionRefused, HpctopError
 from hpctop.model.history import JournalEntry
 from hpctop.model.objects import JobKey
@@ -310,6 +311,13 @@ class ActionFlows(Ticking):
             if value:
                 self._confirm(action, targets, value.strip())
 
+        if key[1] == SLURM_JOB_KIND:  # a Slurm job moves to another Slurm partition (scontrol update)
+            job = self.snapshot.jobs.get(key)
+            self.push_screen(
+                PromptScreen("Move to Slurm partition", (job.partition or "") if job else "", "e.g. gpu"),
+                self.guarded(got_queue),
+            )
+            return
         if self._is_slinky(key):
             job = self.snapshot.jobs.get(key)
             current = (job.slurm_partition or job.partition or "") if job is not None else ""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from hpctop.model.objects import Job, JobKey
 from hpctop.model.states import JobState, ReasonCode
+from hpctop.runtime.slurm_join import SLURM_REASON_SOURCE
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.sanitize import sanitize_display
@@ -216,7 +217,8 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     view = merge(job, plan)
     if job.state.is_pending:
         r = view.reason
-        reason = r.code.value if r else ""
+        # a Slurm job's reason is Slurm's own word (Resources, Priority, JobHeldUser), as squeue's
+        reason = (r.message if r.source == SLURM_REASON_SOURCE else r.code.value) if r else ""
     elif job.state.is_finished:
         reason = job.state.value
     queue = s(job.queue or "", cap=CELL)

@@ -43,6 +43,8 @@ class StatusInfo:
     notice: str = ""
     #: the speed the simulation achieves when it cannot keep up with ``speed`` (None: it keeps up)
     achieved: float | None = None
+    #: why the Slurm rows are stale (slurmrestd down or refusing the token); "" when current
+    slurm_note: str = ""
 
 
 class StatusBar(Static):
@@ -86,6 +88,8 @@ class StatusBar(Static):
                 paused = "  PAUSED" if info.paused else ""
                 part(2, f"×{info.speed:g}{paused}", "bold" if info.paused else "")
             part(4, fmt_clock(info.clock))
+        if info.slurm_note:  # only the Slurm rows degrade: the rest of the bar stays as it is
+            part(0, sanitize_display(info.slurm_note, cap=120), colours.get("warning", "bold"))
         if info.notice:
             part(0, sanitize_display(info.notice, cap=100), colours.get("error", "bold"))  # always shown
         width = self.size.width or 200

@@ -1,0 +1,292 @@
+"""One view of both sides of Slurm-on-Kubernetes: Slurm's jobs joined into a Kubernetes snapshot.
+
+Why: on a Slinky cluster the jobs people submit with ``sbatch`` are no Kubernetes objects; the
+API server sees only the slurmd pods of a NodeSet (each one a Slurm node) and, with slurm-bridge,
+the pods Slurm placed. :func:`join` turns the poller's :class:`~hpctop.sources.slurm.poll.SlurmView`
+into job rows of the snapshot every pane reads, so one console shows both:
+
+- **Slurm jobs are job rows** (key ``("", "SlurmJob", id)``, shown ``slurm/<id>``): Slurm's own
+  state (squeue's code), Slurm's reason word as the observed reason (source ``slurm``), Slurm's
+  priority, the account as the queue, Slurm's partition; Slurm's expected start is not a plan.
+- **A Slurm node is a slurmd pod.** slurm-operator labels every NodeSet pod
+  ``nodeset.slinky.slurm.net/pod-hostname`` with the pod's hostname, "used as Slurm node name"
+  (``api/v1beta1/well_known.go``; ``GetSlurmNodeName`` in
+  ``internal/controller/nodeset/utils/utils.go``, SlinkyProject/slurm-operator @ 19ee57da /
+  1114699d): without the label the pod's name is the hostname (StatefulSet mode). The GPUs a
+  slurmd pod holds on its Kubernetes node are Slurm's to hand out, so a Slurm job running on that
+  Slurm node takes its share of them: a stand-in pod per (job, node) holds the job's GPUs on that
+  Kubernetes node and the slurmd pod keeps the rest (the GPU pane then colours those GPUs by the
+  Slurm job's account). The stand-ins of a node take its GPU cells in turn from index 0: the
+  neutral model has no per-GPU index from Slurm, so a cell is the job's share, not a named
+  device. slurmrestd says a job's GPUs in total (``tres_req_str`` ``gres/gpu=N``),
+  not per node, so they are split evenly over its nodes: stated here, not hidden.
+- **A slurm-bridge pod is a member of its Slurm job.** slurm-bridge labels every pod of an
+  external job ``scheduler.slinky.slurm.net/slurm-jobid`` (docs/scheduler.md of
+  SlinkyProject/slurm-bridge). Those pods join the Slurm job's row (they hold the GPUs
+  themselves, so no stand-in is made) and the Kubernetes job row they formed is dropped: one job,
+  one row, no duplicate.
+
+Nothing of Slurm's is guessed: a job whose node has no slurmd pod keeps its row with no GPUs
+placed, and the Slurm rows carry the poller's note when they are stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hpctop.backends.slurm.act import SLURM_JOB_KIND
+from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
+from hpctop.model.objects import Job, JobKey, JobKind, OwnerRef, Pod, PodKey, Reason
+from hpctop.model.resources import Resources
+from hpctop.model.states import JobState, ReasonCode
+from hpctop.model.store import Snapshot
+from hpctop.sources.slurm.poll import SlurmView
+
+__all__ = [
+    "BRIDGE_JOB_LABEL",
+    "NODE_NAME_LABEL",
+    "SLURM_BACKEND",
+    "SLURM_REASON_SOURCE",
+    "job_state",
+    "join",
+    "slurm_id",
+    "slurm_job_key",
+    "slurmd_pods",
+]
+
+#: slurm-operator's label on a NodeSet pod: its hostname, which is the Slurm node's name
+NODE_NAME_LABEL = "nodeset.slinky.slurm.net/pod-hostname"
+#: slurm-bridge's label on the pods of one external Slurm job
+BRIDGE_JOB_LABEL = "scheduler.slinky.slurm.net/slurm-jobid"
+NODESET_KIND = "NodeSet"
+NODESET_GROUP = "slinky.slurm.net"
+SLURM_BACKEND = "slurm"
+#: the source of a Slurm job's observed reason: the row shows Slurm's own word
+SLURM_REASON_SOURCE = "slurm"
+#: the namespace part of a Slurm job's row id (``slurm/123``); its key's namespace stays ""
+SLURM_ROW_NAMESPACE = "slurm"
+#: the stand-in pods that hold a Slurm job's GPUs on a slurmd pod's node
+STAND_IN_NAMESPACE = "slurm"
+
+_STATES = {
+    "PENDING": JobState.PENDING,
+    "RUNNING": JobState.RUNNING,
+    "SUSPENDED": JobState.SUSPENDED,
+    "COMPLETING": JobState.COMPLETING,
+    "CONFIGURING": JobState.STARTING,
+    "COMPLETED": JobState.COMPLETED,
+    "CANCELLED": JobState.CANCELLED,
+    "FAILED": JobState.FAILED,
+    "TIMEOUT": JobState.TIMEOUT,
+    "NODE_FAIL": JobState.NODE_FAIL,
+    "PREEMPTED": JobState.PREEMPTED,
+    "OUT_OF_MEMORY": JobState.OOM,
+    "BOOT_FAIL": JobState.FAILED,
+    "DEADLINE": JobState.TIMEOUT,
+    "REQUEUED": JobState.REQUEUED,
+    "REQUEUE_HOLD": JobState.HELD,
+    "RESIZING": JobState.RUNNING,
+    "SIGNALING": JobState.RUNNING,
+    "STAGE_OUT": JobState.COMPLETING,
+}
+
+#: Slurm's reason words and the code each one mirrors (the inverse of ReasonCode.slurm, where
+#: Slurm has a word for it); any other word is kept as Slurm wrote it under UNSCHEDULABLE
+_REASONS = {
+    "Resources": ReasonCode.RESOURCES,
+    "Priority": ReasonCode.PRIORITY,
+    "Dependency": ReasonCode.DEPENDENCY,
+    "PartitionDown": ReasonCode.QUEUE_HELD,
+    "BeginTime": ReasonCode.WAITING_FOR_SCHEDULING,
+    "ReqNodeNotAvail": ReasonCode.NODE_UNAVAILABLE,
+    "BadConstraints": ReasonCode.CONSTRAINTS,
+}
+
+
+def slurm_id(job: SlurmJob) -> str:
+    """squeue's ``%i``: ``123``, or ``123_4`` for an array task."""
+    if job.array_job_id is not None and job.array_task_id is not None:
+        return f"{job.array_job_id}_{job.array_task_id}"
+    return str(job.job_id)
+
+
+def slurm_job_key(job_id: str) -> JobKey:
+    """The key the Slurm actuator acts on (:func:`hpctop.backends.slurm.act.slurm_job_request`)."""
+    return ("", SLURM_JOB_KIND, job_id)
+
+
+def _held(job: SlurmJob) -> bool:
+    return job.state == "PENDING" and (job.priority == 0 or job.reason.startswith("JobHeld"))
+
+
+def job_state(job: SlurmJob) -> JobState:
+    if _held(job):
+        return JobState.HELD
+    return _STATES.get(job.state, JobState.UNKNOWN)
+
+
+def _reason(job: SlurmJob) -> Reason | None:
+    if job.reason in ("", "None"):
+        return None
+    code = ReasonCode.HELD if job.reason.startswith("JobHeld") else _REASONS.get(job.reason)
+    return Reason(code or ReasonCode.UNSCHEDULABLE, SLURM_REASON_SOURCE, job.reason)
+
+
+def tres_gpus(tres: str) -> int:
+    """The GPUs of ``cpu=2,mem=4000M,node=2,gres/gpu=4`` (0 when it names none)."""
+    for item in tres.split(","):
+        key, _, value = item.partition("=")
+        if key == "gres/gpu" and value.isdigit():
+            return int(value)
+    return 0
+
+
+def slurmd_pods(pods: Mapping[PodKey, Pod]) -> dict[str, Pod]:
+    """The Slurm node name of each running slurmd pod of a NodeSet (slurm-operator's label)."""
+    found: dict[str, Pod] = {}
+    for pod in pods.values():
+        owner = pod.owner
+        if owner is None or owner.kind != NODESET_KIND or not owner.api_version.startswith(NODESET_GROUP):
+            continue
+        if not pod.holds_resources:
+            continue
+        found[pod.labels.get(NODE_NAME_LABEL) or pod.name] = pod
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Joined:
+    jobs: dict[JobKey, Job]
+    pods: dict[PodKey, Pod]
+    pods_by_node: dict[str, frozenset[PodKey]]
+    #: per Kubernetes node, the next GPU index a stand-in takes
+    next_index: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+def join(snapshot: Snapshot, view: SlurmView, *, version: int) -> Snapshot:
+    """``snapshot`` with ``view``'s Slurm jobs as rows, slurmd GPUs attributed, bridge pods joined."""
+    if not view.jobs and not view.note:
+        return dataclasses.replace(snapshot, version=version)
+    by_node = slurmd_pods(snapshot.pods)
+    bridged: dict[str, list[Pod]] = {}
+    for pod in snapshot.pods.values():
+        slurm_job = pod.labels.get(BRIDGE_JOB_LABEL)
+        if slurm_job:
+            bridged.setdefault(slurm_job, []).append(pod)
+    joined = _Joined(dict(snapshot.jobs), dict(snapshot.pods), dict(snapshot.pods_by_node))
+    known = {str(job.job_id) for job in view.jobs} | {slurm_id(job) for job in view.jobs}
+    joined_pods = {pod.key for jid, pods in bridged.items() if jid in known for pod in pods}
+    _drop_bridged_rows(joined, joined_pods)
+    for job in view.jobs:
+        row = _slurm_row(job, joined, by_node, bridged.get(str(job.job_id), []), snapshot.taken_at)
+        joined.jobs[row.key] = row
+    notes = (*snapshot.notes, view.note) if view.note else snapshot.notes
+    return dataclasses.replace(
+        snapshot,
+        version=version,
+        jobs=joined.jobs,
+        pods=joined.pods,
+        pods_by_node=joined.pods_by_node,
+        notes=notes,
+    )
+
+
+def _drop_bridged_rows(joined: _Joined, bridge_pods: set[PodKey]) -> None:
+    """Drop the Kubernetes rows whose pods all belong to a Slurm job (the Slurm row shows them)."""
+    if not bridge_pods:
+        return
+    for key, job in list(joined.jobs.items()):
+        if job.pods and all(pk in bridge_pods for pk in job.pods):
+            del joined.jobs[key]
+
+
+def _slurm_row(
+    job: SlurmJob, joined: _Joined, by_node: Mapping[str, Pod], bridge: list[Pod], now: float
+) -> Job:
+    state = job_state(job)
+    job_id = slurm_id(job)
+    nodes = expand_hostlist(job.nodes) if state.is_active else []
+    count = max(job.node_count, len(nodes), 1)
+    gpus = tres_gpus(job.tres)
+    per_node = gpus * 1000 // count
+    pods: list[PodKey] = [p.key for p in bridge]
+    k8s_nodes: list[str] = sorted({p.node_name for p in bridge if p.node_name})
+    if not bridge and per_node > 0:
+        for slurm_node in nodes:
+            slurmd = by_node.get(slurm_node)
+            if slurmd is None or slurmd.node_name is None:
+                continue
+            pods.append(_stand_in(joined, job_id, slurm_node, slurmd, per_node, job))
+            k8s_nodes.append(slurmd.node_name)
+    reason = _reason(job) if state.is_pending else None
+    started = float(job.start_time) if job.start_time > 0 and (state.is_active or state.is_finished) else None
+    return Job(
+        key=slurm_job_key(job_id),
+        namespace=SLURM_ROW_NAMESPACE,
+        name=job_id,
+        kind=JobKind.BATCH,
+        owner_kind=SLURM_JOB_KIND,
+        uid=f"slurm-{job_id}",
+        user=job.user,
+        queue=job.account or None,
+        partition=job.partition or None,
+        priority_value=job.priority,
+        priority_class=None,
+        state=state,
+        observed_reason=reason,
+        submit_time=float(job.submit_time or now),
+        start_time=started,
+        end_time=None,
+        per_member=Resources(gpu=per_node),
+        members=count,
+        min_members=count,
+        running_members=count if state.is_active else 0,
+        pending_pods=(),
+        pods=tuple(pods),
+        nodes=tuple(k8s_nodes) or tuple(nodes),
+        gpu_models=(),
+        node_selector=(),
+        tolerations=(),
+        scheduler_name=SLURM_BACKEND,
+        scheduling_gates=(),
+        time_limit=job.time_limit_min * 60 if job.time_limit_min is not None else None,
+        labels={"slurm.account": job.account, "slurm.qos": job.qos},
+        reasons=(reason,) if reason is not None else (),
+        backends=(SLURM_BACKEND,),
+        slurm_partition=job.partition or None,
+    )
+
+
+def _stand_in(
+    joined: _Joined, job_id: str, slurm_node: str, slurmd: Pod, milli_gpus: int, job: SlurmJob
+) -> PodKey:
+    """A pod that holds ``milli_gpus`` of ``slurmd``'s GPUs for Slurm job ``job_id``; the slurmd
+    pod keeps what is left (it never goes below zero: Slurm hands out only what slurmd has)."""
+    take = min(milli_gpus, slurmd.requests.gpu)
+    current = joined.pods[slurmd.key]
+    joined.pods[slurmd.key] = dataclasses.replace(
+        current, requests=dataclasses.replace(current.requests, gpu=max(current.requests.gpu - take, 0))
+    )
+    name = f"{job_id}-{slurm_node}"
+    node = slurmd.node_name or ""
+    first = joined.next_index.get(node, 0)
+    count = max(-(-take // 1000), 1)
+    joined.next_index[node] = first + count
+    pod = dataclasses.replace(
+        slurmd,
+        namespace=STAND_IN_NAMESPACE,
+        name=name,
+        uid=f"slurm-{name}",
+        labels={},
+        annotations={},
+        owner=OwnerRef("slurm", SLURM_JOB_KIND, job_id, f"slurm-{job_id}"),
+        requests=Resources(gpu=take),
+        gpu_indices=tuple(range(first, first + count)),
+        phase="Running",
+        started=float(job.start_time) if job.start_time else slurmd.started,
+    )
+    joined.pods[pod.key] = pod
+    joined.pods_by_node[node] = joined.pods_by_node.get(node, frozenset()) | {pod.key}
+    return pod.key
