@@ -16,10 +16,11 @@ into job rows of the snapshot every pane reads, so one console shows both:
   slurmd pod holds on its Kubernetes node are Slurm's to hand out, so a Slurm job running on that
   Slurm node takes its share of them: a stand-in pod per (job, node) holds the job's GPUs on that
   Kubernetes node and the slurmd pod keeps the rest (the GPU pane then colours those GPUs by the
-  Slurm job's account). The stand-ins of a node take its GPU cells in turn from index 0: the
-  neutral model has no per-GPU index from Slurm, so a cell is the job's share, not a named
-  device. slurmrestd says a job's GPUs in total (``tres_req_str`` ``gres/gpu=N``),
-  not per node, so they are split evenly over its nodes: stated here, not hidden.
+  Slurm job's account). Which GPUs: a running job's ``gres_detail`` names them per node
+  (``gpu:2(IDX:0-1)``, the device indices slurmd gave it); where it is missing, the job's
+  per-node request (``tres_per_node`` ``gres:gpu:2``) or its total (``gres/gpu=N`` in
+  ``tres_req_str``) split evenly over its nodes, in the node's next free cells: a cell is then the
+  job's share, not a named device (stated here, not hidden).
 - **A slurm-bridge pod is a member of its Slurm job.** slurm-bridge labels every pod of an
   external job ``scheduler.slinky.slurm.net/slurm-jobid`` (docs/scheduler.md of
   SlinkyProject/slurm-bridge). Those pods join the Slurm job's row (they hold the GPUs
@@ -143,6 +144,52 @@ def tres_gpus(tres: str) -> int:
     return 0
 
 
+def per_node_gpus(tres_per_node: str) -> int:
+    """The GPUs per node of ``gres:gpu:2`` (22.05), ``gres/gpu:a100:2`` (later), ``gres/gpu`` (1)."""
+    total = 0
+    for item in tres_per_node.split(","):
+        fields = item.removeprefix("gres:").removeprefix("gres/").split(":")
+        if fields[0] != "gpu":
+            continue
+        total += int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
+    return total
+
+
+def gres_detail_gpus(detail: str) -> tuple[int, tuple[int, ...]]:
+    """The GPUs and their device indices in one ``gres_detail`` entry: ``gpu:2(IDX:0-1)``,
+    ``gpu:a100:2(IDX:0,2)``, ``gpu:1(IDX:3),shard:0``; (0, ()) when it names no GPU."""
+    count = 0
+    indices: list[int] = []
+    for part in _top_level(detail):
+        name, _, rest = part.partition("(")
+        fields = name.split(":")
+        if fields[0] != "gpu" or len(fields) < 2 or not fields[-1].isdigit():
+            continue
+        count += int(fields[-1])
+        spans = rest.rstrip(")").removeprefix("IDX:")
+        for span in spans.split(","):
+            first, _, last = span.partition("-")
+            if first.isdigit() and (not last or last.isdigit()):
+                indices.extend(range(int(first), int(last or first) + 1))
+    return count, tuple(indices)
+
+
+def _top_level(text: str) -> list[str]:
+    """``a(b,c),d`` split at the commas outside parentheses."""
+    parts: list[str] = []
+    depth = 0
+    part = ""
+    for char in text + ",":
+        if char == "," and depth == 0:
+            if part:
+                parts.append(part)
+            part = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        part += char
+    return parts
+
+
 def slurmd_pods(pods: Mapping[PodKey, Pod]) -> dict[str, Pod]:
     """The Slurm node name of each running slurmd pod of a NodeSet (slurm-operator's label)."""
     found: dict[str, Pod] = {}
@@ -209,16 +256,16 @@ def _slurm_row(
     job_id = slurm_id(job)
     nodes = expand_hostlist(job.nodes) if state.is_active else []
     count = max(job.node_count, len(nodes), 1)
-    gpus = tres_gpus(job.tres)
-    per_node = gpus * 1000 // count
+    per_node = _gpus_on_each_node(job, count)
     pods: list[PodKey] = [p.key for p in bridge]
     k8s_nodes: list[str] = sorted({p.node_name for p in bridge if p.node_name})
-    if not bridge and per_node > 0:
-        for slurm_node in nodes:
+    if not bridge:
+        for index, slurm_node in enumerate(nodes):
             slurmd = by_node.get(slurm_node)
-            if slurmd is None or slurmd.node_name is None:
+            held = _held_on(job, index, per_node)
+            if slurmd is None or slurmd.node_name is None or held[0] <= 0:
                 continue
-            pods.append(_stand_in(joined, job_id, slurm_node, slurmd, per_node, job))
+            pods.append(_stand_in(joined, job_id, slurm_node, slurmd, held, job))
             k8s_nodes.append(slurmd.node_name)
     reason = _reason(job) if state.is_pending else None
     started = float(job.start_time) if job.start_time > 0 and (state.is_active or state.is_finished) else None
@@ -239,7 +286,7 @@ def _slurm_row(
         submit_time=float(job.submit_time or now),
         start_time=started,
         end_time=None,
-        per_member=Resources(gpu=per_node),
+        per_member=Resources(gpu=per_node * 1000),
         members=count,
         min_members=count,
         running_members=count if state.is_active else 0,
@@ -259,21 +306,45 @@ def _slurm_row(
     )
 
 
+def _gpus_on_each_node(job: SlurmJob, nodes: int) -> int:
+    """GPUs per node: what the job asked per node, else its total split evenly over its nodes."""
+    asked = per_node_gpus(job.tres_per_node)
+    return asked if asked > 0 else tres_gpus(job.tres) // max(nodes, 1)
+
+
+def _held_on(job: SlurmJob, index: int, per_node: int) -> tuple[int, tuple[int, ...]]:
+    """The GPUs (and device indices, when Slurm says) the job holds on its ``index``-th node:
+    ``gres_detail`` where slurmrestd sends it, else the per-node request with no index."""
+    if index < len(job.gres_detail):
+        count, indices = gres_detail_gpus(job.gres_detail[index])
+        if count > 0:
+            return count, indices
+    return per_node, ()
+
+
 def _stand_in(
-    joined: _Joined, job_id: str, slurm_node: str, slurmd: Pod, milli_gpus: int, job: SlurmJob
+    joined: _Joined,
+    job_id: str,
+    slurm_node: str,
+    slurmd: Pod,
+    held: tuple[int, tuple[int, ...]],
+    job: SlurmJob,
 ) -> PodKey:
-    """A pod that holds ``milli_gpus`` of ``slurmd``'s GPUs for Slurm job ``job_id``; the slurmd
-    pod keeps what is left (it never goes below zero: Slurm hands out only what slurmd has)."""
-    take = min(milli_gpus, slurmd.requests.gpu)
+    """A pod that holds ``held`` (GPUs, device indices) of ``slurmd``'s GPUs for Slurm job
+    ``job_id``; the slurmd pod keeps what is left (never below zero: Slurm hands out only what
+    slurmd has)."""
+    take = min(held[0] * 1000, slurmd.requests.gpu)
     current = joined.pods[slurmd.key]
     joined.pods[slurmd.key] = dataclasses.replace(
         current, requests=dataclasses.replace(current.requests, gpu=max(current.requests.gpu - take, 0))
     )
     name = f"{job_id}-{slurm_node}"
     node = slurmd.node_name or ""
-    first = joined.next_index.get(node, 0)
-    count = max(-(-take // 1000), 1)
-    joined.next_index[node] = first + count
+    indices = held[1]
+    if not indices:  # Slurm did not say which devices: the next cells of the node, in turn
+        first = joined.next_index.get(node, 0)
+        indices = tuple(range(first, first + max(-(-take // 1000), 1)))
+        joined.next_index[node] = first + len(indices)
     pod = dataclasses.replace(
         slurmd,
         namespace=STAND_IN_NAMESPACE,
@@ -283,7 +354,7 @@ def _stand_in(
         annotations={},
         owner=OwnerRef("slurm", SLURM_JOB_KIND, job_id, f"slurm-{job_id}"),
         requests=Resources(gpu=take),
-        gpu_indices=tuple(range(first, first + count)),
+        gpu_indices=indices,
         phase="Running",
         started=float(job.start_time) if job.start_time else slurmd.started,
     )

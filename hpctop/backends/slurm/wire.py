@@ -90,6 +90,13 @@ def words(value: object) -> tuple[str, ...]:
     return ()
 
 
+def words_list(value: object) -> tuple[str, ...]:
+    """A list of strings kept whole (``gres_detail``'s entries hold commas: ``gpu:2(IDX:0,2)``)."""
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return tuple(str(part) for part in value if isinstance(part, str) and part)
+    return ()
+
+
 #: job state flags squeue shows instead of the base state (job_state_string's precedence)
 _SHOWN_FLAGS = ("COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_HOLD", "STAGE_OUT", "SIGNALING")
 
@@ -361,6 +368,11 @@ class SlurmJob:
     array_task_id: int | None
     het_job_id: int | None
     tres: str
+    #: the GRES asked per node (``gres:gpu:2`` on 22.05, ``gres/gpu:2`` later; "" if none)
+    tres_per_node: str = ""
+    #: per allocated node, in node order: the GRES it holds there with device indices
+    #: (``gpu:2(IDX:0-1)``); empty while pending
+    gres_detail: tuple[str, ...] = ()
 
 
 _RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
@@ -421,4 +433,6 @@ def parse_job(raw: Mapping[str, object]) -> SlurmJob:
         array_task_id=array_task,
         het_job_id=het or None,
         tres=text(raw.get("tres_req_str")) or text(raw.get("tres_alloc_str")),
+        tres_per_node=text(raw.get("tres_per_node")),
+        gres_detail=words_list(raw.get("gres_detail")),
     )
