@@ -28,7 +28,11 @@ from typing import Any
 import orjson
 import yaml  # type: ignore[import-untyped]
 
-from hpctop.actions.kube import FIELD_MANAGER, MERGE_PATCH, KubeActions, Seen, StaleTarget, _dig, _message
+from hpctop.actions.engine.core import ActionEngine
+from hpctop.actions.engine.objects import dig as _dig
+from hpctop.actions.engine.objects import status_message as _message
+from hpctop.actions.engine.plan import ActionTable, KindPlan, Need
+from hpctop.actions.engine.targets import FIELD_MANAGER, MERGE_PATCH, Seen, StaleTarget
 from hpctop.actions.requests import (
     YUNIKORN_QUEUE,
     ActionForbidden,
@@ -105,7 +109,7 @@ class YuniKornQueues:
     audit log and reviews. ``namespace`` is YuniKorn's; only the ``default`` partition exists on
     Kubernetes."""
 
-    def __init__(self, actions: KubeActions, namespace: str = NAMESPACE, partition: str = "default") -> None:
+    def __init__(self, actions: ActionEngine, namespace: str = NAMESPACE, partition: str = "default") -> None:
         self.actions = actions
         self.namespace = namespace
         self.partition = partition
@@ -211,7 +215,7 @@ class YuniKornQueues:
         if isinstance(plan, str):
             return Preview(request, False, (), refusal=plan)
         new, changed, notes = plan
-        seen = Seen(obj, self.actions._clock())
+        seen = Seen(obj, self.actions.clock())
         body = self._patch(seen.rv, new)
         described = (f"PATCH {self.path}?fieldManager={FIELD_MANAGER} {orjson.dumps(body).decode()[:300]}…",)
         try:
@@ -280,12 +284,12 @@ class YuniKornQueues:
                 f"not allowed: you may not patch configmaps in {self.namespace} (SelfSubjectAccessReview"
                 + (f": {reason}" if reason else "") + "); nothing was sent"
             )  # fmt: skip
-            self.actions._audit(
+            self.actions.audit(
                 phase="refused", user=user, action=action, job=job, uid=seen.uid, ok=False, message=message
             )
             raise ActionRefused(message)
         body = self._patch(seen.rv, new)
-        self.actions._audit(
+        self.actions.audit(
             phase="intent", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
             dry_run=False, preconditions={"resourceVersion": seen.rv}, message=change.describe(),
         )  # fmt: skip
@@ -299,7 +303,7 @@ class YuniKornQueues:
             )
         except (ServerUnreachable, StreamBroken) as exc:
             return await self._settle(request, seen, new, f"no answer ({exc.detail})")
-        self.actions._audit(
+        self.actions.audit(
             phase="outcome", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
             status=response.status, audit_id=response.audit_id or "", ok=response.ok,
             message=_message(response) if not response.ok else "",
@@ -339,3 +343,21 @@ class YuniKornQueues:
         raise ActionFailed(
             f"{KEY} did not change ({why}); re-reading shows the old file. It is safe to try again."
         )
+
+
+class YuniKornQueuePlan(KindPlan):
+    """What a YuniKorn queue offers: its priority offset and quota, through :class:`YuniKornQueues`."""
+
+    kind = YUNIKORN_QUEUE
+    job_kind = False
+
+    def offers(self, action: ActionKind) -> list[Need] | str:
+        if action == ActionKind.PRIORITY:  # priority offset and quota: queues.yaml in a ConfigMap
+            return [("patch", "", "configmaps", "")]
+        return "a YuniKorn queue's priority offset and quota are changed (e); it has no other action"
+
+    def static_refusal(self, request: ActionRequest) -> str | None:
+        return "a YuniKorn queue is changed through its ConfigMap (YuniKornQueues), not as a job"
+
+
+TABLE = ActionTable("yunikorn", plans=(YuniKornQueuePlan(),))
