@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from hpctop.actions.engine.objects import dig, rv_of, uid_of
-from hpctop.actions.requests import Preview
+from hpctop.actions.requests import Outcome, Preview
 from hpctop.errors import ActionRefused
 from hpctop.model.objects import JobKey
 from hpctop.sources.kube.registry import ResourceRegistry
@@ -37,6 +37,7 @@ class StaleTarget(ActionRefused):
     """
 
     title = "changed since you saw it"
+    outcome = Outcome.CONFLICT
 
     def __init__(self, detail: str, *, changed: tuple[str, ...], preview: Preview | None) -> None:
         super().__init__(detail)
