@@ -325,7 +325,6 @@ class ActionEngine:
         :class:`ActionFailed` when the server refused or the outcome could not be confirmed.
         """
         request = await self._via_owner(request)
-        job = "/".join(request.job)
         refusal = self._static_refusal(request)
         if refusal is not None:
             raise ActionRefused(refusal)
@@ -354,7 +353,21 @@ class ActionEngine:
         if request.kind == ActionKind.CANCEL and dig(obj, "metadata", "deletionTimestamp"):
             # Terminating: shown as such, and the delete is not sent again (M4).
             return self._result(request, True, f"{target} is already terminating; nothing sent")
-        steps = plan.steps(self, request, target, obj)
+        return await self.carry_out(request, plan, target, seen, plan.steps(self, request, target, obj))
+
+    async def carry_out(
+        self,
+        request: ActionRequest,
+        plan: KindPlan,
+        target: Target,
+        seen: Seen,
+        steps: list[Step],
+        *,
+        again: Callable[[], Awaitable[Preview]] | None = None,
+    ) -> ActionResult:
+        """Send ``steps`` of a checked action on the object as ``seen``: the access review of each
+        step, the intent record, then each request and what its answer means. ``again`` is the
+        fresh preview a 409 asks with (by default :meth:`preview` of the same request)."""
         user = await self.whoami()
         action = plan.audit_action(request)
         steps = await self._reviewed(request, plan, target, seen, steps, user, action)
@@ -362,15 +375,17 @@ class ActionEngine:
             phase="intent",
             user=user,
             action=action,
-            job=job,
+            job="/".join(request.job),
             uid=seen.uid,
             method=" + ".join(s.method for s in steps),
             path=steps[0].path,
             dry_run=False,
             preconditions={"uid": seen.uid, "resourceVersion": seen.rv},
-            message="; ".join(s.describe() for s in steps),
+            message=plan.intent(request, steps),
         )
-        return await self._run(request, plan, target, seen, steps, user)
+        return await self._run(
+            request, plan, target, seen, steps, user, again or (lambda: self.preview(request))
+        )
 
     async def _reviewed(
         self,
@@ -450,7 +465,14 @@ class ActionEngine:
             await self._sleep(wait)
 
     async def _run(
-        self, request: ActionRequest, plan: KindPlan, target: Target, seen: Seen, steps: list[Step], user: str
+        self,
+        request: ActionRequest,
+        plan: KindPlan,
+        target: Target,
+        seen: Seen,
+        steps: list[Step],
+        user: str,
+        again: Callable[[], Awaitable[Preview]],
     ) -> ActionResult:
         job = "/".join(request.job)
         action = plan.audit_action(request)
@@ -476,7 +498,7 @@ class ActionEngine:
                 )
             if response.ok:
                 previous = response
-                done.append(self._done_text(target, step, response))
+                done.append(self._done_text(plan, target, step, response))
                 if response.warnings:
                     done.append("server warning: " + "; ".join(response.warnings))
                 verified = await plan.verify(self, target, seen, step)
@@ -498,7 +520,7 @@ class ActionEngine:
                     return self._gone(request, target, seen, user, action)
                 raise ActionFailed(f"{target} no longer exists{partial}")
             if verdict.answer == Answer.CONFLICT:
-                raise await self._stale(request, target, seen, verdict.text, partial)
+                raise await self._stale(request, target, seen, verdict.text, partial, again)
             if verdict.answer == Answer.UNKNOWN:
                 why = f"HTTP {response.status}: {verdict.text}"
                 return await self._settle(request, plan, target, seen, step, why, done)
@@ -512,8 +534,11 @@ class ActionEngine:
         notes = plan.after(request, target, seen.obj)
         return self._result(request, True, plan.done(request, target, seen.obj), (*done, *notes))
 
-    def _done_text(self, target: Target, step: Step, response: ApiResponse) -> str:
+    def _done_text(self, plan: KindPlan, target: Target, step: Step, response: ApiResponse) -> str:
         """What one accepted request did, as the result lists it."""
+        own = plan.done_text(step, response.json())
+        if own is not None:
+            return own
         if step.method == "DELETE":
             return f"{target} deleted ({step.body and step.body.get('propagationPolicy')} propagation)"
         if step.subresource == "eviction":
@@ -535,7 +560,13 @@ class ActionEngine:
         return self._result(request, True, message, outcome=Outcome.GONE)
 
     async def _stale(
-        self, request: ActionRequest, target: Target, seen: Seen, text: str, partial: str
+        self,
+        request: ActionRequest,
+        target: Target,
+        seen: Seen,
+        text: str,
+        partial: str,
+        again: Callable[[], Awaitable[Preview]],
     ) -> StaleTarget:
         """A 409: re-read, say what changed, and ask again with a fresh preview. Never retried."""
         now = await self.read(target)
@@ -543,7 +574,7 @@ class ActionEngine:
             gone = "is already gone" if request.kind == ActionKind.CANCEL else "no longer exists"
             return StaleTarget(f"{target} {gone}{partial}", changed=("deleted",), preview=None)
         changed = self.book.fields.diff(seen.obj, now)
-        fresh = await self.preview(request)
+        fresh = await again()
         return StaleTarget(
             f"{target} changed since you saw it, so nothing was done{partial}: " + "; ".join(changed)
             + f" (server: {text}). Confirm again to act on the new state.",

@@ -184,6 +184,15 @@ class KindPlan:
     def audit_action(self, request: ActionRequest) -> str:
         return request.kind.value
 
+    def intent(self, request: ActionRequest, steps: Sequence[Step]) -> str:
+        """What the intent record says will be sent (by default each request, as shown)."""
+        return "; ".join(s.describe() for s in steps)
+
+    def done_text(self, step: Step, answer: Any) -> str | None:
+        """What one accepted request did, as the result lists it; None: the engine says it (the
+        field a patch set, what a create made, a delete's propagation)."""
+        return None
+
     def done(self, request: ActionRequest, target: Target, seen_obj: Mapping[str, Any]) -> str:
         """A successful result's message."""
         return f"{target} {VERBS[request.kind]}"

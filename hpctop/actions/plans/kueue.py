@@ -303,7 +303,8 @@ class QueuePlan(KindPlan):
     def steps(
         self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
     ) -> list[Step]:
-        return [guarded_patch(target, obj, {"spec": {"stopPolicy": str(request.value)}})]
+        # metadata first, as the request is shown: {"metadata":{"resourceVersion":RV},"spec":{...}}
+        return [guarded_patch(target, obj, {"metadata": {}, "spec": {"stopPolicy": str(request.value)}})]
 
     def expected(
         self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]

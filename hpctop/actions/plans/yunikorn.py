@@ -22,20 +22,18 @@ queue the file does not name (a dynamic queue made by a placement rule), quota o
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
 import yaml  # type: ignore[import-untyped]
 
 from hpctop.actions.engine.core import ActionEngine
-from hpctop.actions.engine.objects import dig as _dig
 from hpctop.actions.engine.objects import status_message as _message
 from hpctop.actions.engine.plan import ActionTable, KindPlan, Need
-from hpctop.actions.engine.targets import FIELD_MANAGER, MERGE_PATCH, Seen, StaleTarget
+from hpctop.actions.engine.targets import FIELD_MANAGER, MERGE_PATCH, Seen, Step, Target
 from hpctop.actions.requests import (
     YUNIKORN_QUEUE,
-    ActionForbidden,
     ActionKind,
     ActionRequest,
     ActionResult,
@@ -259,8 +257,13 @@ class YuniKornQueues:
         )
         return Preview(request, True, changes, requests=described)
 
+    @property
+    def target(self) -> Target:
+        return Target("ConfigMap", "", "v1", "configmaps", self.namespace, CONFIGMAP)
+
     async def execute(self, change: QueueChange) -> ActionResult:
-        """The patch, with the resourceVersion the preview saw (a fresh preview first when none)."""
+        """The patch, with the resourceVersion the preview saw (a fresh preview first when none),
+        sent and answered by the engine's rules (access review, audit, 409/403/5xx, settling)."""
         request = self.request(change)
         refusal = self._static_refusal(change)
         if refusal is not None:
@@ -273,75 +276,11 @@ class YuniKornQueues:
             if not preview.allowed:
                 raise ActionRefused(preview.refusal)
         seen, new = self._seen.pop(key)
-        job = "/".join(request.job)
-        action = "yunikorn-queue"
-        user = await self.actions.whoami()
-        allowed, reason = await self.actions.access_review(
-            "patch", "", "configmaps", self.namespace, CONFIGMAP
+        step = Step(
+            "PATCH", self.path, self._patch(seen.rv, new), "patch", "", "configmaps", content_type=MERGE_PATCH
         )
-        if not allowed:
-            message = (
-                f"not allowed: you may not patch configmaps in {self.namespace} (SelfSubjectAccessReview"
-                + (f": {reason}" if reason else "") + "); nothing was sent"
-            )  # fmt: skip
-            self.actions.audit(
-                phase="refused", user=user, action=action, job=job, uid=seen.uid, ok=False, message=message
-            )
-            raise ActionRefused(message)
-        body = self._patch(seen.rv, new)
-        self.actions.audit(
-            phase="intent", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
-            dry_run=False, preconditions={"resourceVersion": seen.rv}, message=change.describe(),
-        )  # fmt: skip
-        try:
-            response = await self.actions.client.request(
-                "PATCH",
-                self.path,
-                params={"fieldManager": FIELD_MANAGER},
-                body=body,
-                content_type=MERGE_PATCH,
-            )
-        except (ServerUnreachable, StreamBroken) as exc:
-            return await self._settle(request, seen, new, f"no answer ({exc.detail})")
-        self.actions.audit(
-            phase="outcome", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
-            status=response.status, audit_id=response.audit_id or "", ok=response.ok,
-            message=_message(response) if not response.ok else "",
-        )  # fmt: skip
-        status = response.status
-        text = _message(response)
-        if response.ok:
-            return ActionResult(
-                request, True, f"YuniKorn queue {change.queue}: {change.describe()}", (f"{KEY} updated",)
-            )
-        if status == 409:
-            fresh = await self.preview(change)
-            raise StaleTarget(
-                f"{self.namespace}/{CONFIGMAP} changed since you saw it (someone edited {KEY}), so "
-                f"nothing was done (server: {text}). Confirm again to act on the new file.",
-                changed=(f"{KEY} edited by someone else",),
-                preview=fresh,
-            )
-        if status == 403:
-            raise ActionForbidden(
-                f"the API server refused patch configmaps in {self.namespace} (403): {text}. Nothing "
-                "more was sent and hpctop does not retry",
-                namespace=self.namespace, kind=YUNIKORN_QUEUE, action=ActionKind.PRIORITY,
-            )  # fmt: skip
-        if status >= 500:
-            return await self._settle(request, seen, new, f"HTTP {status}: {text}")
-        raise ActionFailed(f"changing {KEY} failed (HTTP {status}): {text}")
-
-    async def _settle(self, request: ActionRequest, seen: Seen, new: str, why: str) -> ActionResult:
-        """No answer or a 5xx: re-read; done only if the ConfigMap holds exactly the new text."""
-        try:
-            now = await self._read()
-        except (ServerUnreachable, StreamBroken, ActionFailed) as exc:
-            raise ActionFailed(f"outcome unknown for {KEY}: {why}, and re-reading failed ({exc})") from None
-        if now is not None and _dig(now, "metadata", "uid") == seen.uid and _dig(now, "data", KEY) == new:
-            return ActionResult(request, True, f"{KEY} updated", (f"confirmed by re-reading after {why}",))
-        raise ActionFailed(
-            f"{KEY} did not change ({why}); re-reading shows the old file. It is safe to try again."
+        return await self.actions.carry_out(
+            request, PLAN, self.target, seen, [step], again=lambda: self.preview(change)
         )
 
 
@@ -359,5 +298,21 @@ class YuniKornQueuePlan(KindPlan):
     def static_refusal(self, request: ActionRequest) -> str | None:
         return "a YuniKorn queue is changed through its ConfigMap (YuniKornQueues), not as a job"
 
+    def doing(self, request: ActionRequest, target: Target) -> str:
+        return f"changing {KEY} for YuniKorn queue {request.job[2]}"
 
-TABLE = ActionTable("yunikorn", plans=(YuniKornQueuePlan(),))
+    def audit_action(self, request: ActionRequest) -> str:
+        return "yunikorn-queue"
+
+    def intent(self, request: ActionRequest, steps: Sequence[Step]) -> str:
+        return str(request.value)  # the change, not the whole file
+
+    def done_text(self, step: Step, answer: Any) -> str | None:
+        return f"{KEY} updated"
+
+    def done(self, request: ActionRequest, target: Target, seen_obj: Mapping[str, Any]) -> str:
+        return f"YuniKorn queue {request.job[2]}: {request.value}"
+
+
+PLAN = YuniKornQueuePlan()
+TABLE = ActionTable("yunikorn", plans=(PLAN,))
