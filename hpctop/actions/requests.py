@@ -26,6 +26,17 @@ class ActionKind(StrEnum):
     MOVE = "move"
 
 
+#: what a result says was done, per action
+VERBS: Mapping[ActionKind, str] = {
+    ActionKind.CANCEL: "cancelled",
+    ActionKind.HOLD: "held",
+    ActionKind.RELEASE: "released",
+    ActionKind.REQUEUE: "requeued",
+    ActionKind.PRIORITY: "priority changed",
+    ActionKind.MOVE: "moved",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ActionRequest:
     kind: ActionKind

@@ -31,8 +31,8 @@ from typing import Any
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.engine.objects import dig, status_message
 from hpctop.actions.engine.permissions import Reviews
-from hpctop.actions.engine.plan import KindPlan, PlanBook, not_served
-from hpctop.actions.engine.rules import Answer, Subject, judge, retry_wait
+from hpctop.actions.engine.plan import KindPlan, PlanBook, Sending, not_served
+from hpctop.actions.engine.rules import Subject, judge, retry_wait
 from hpctop.actions.engine.settle import Poller, settle
 from hpctop.actions.engine.targets import Seen, StaleTarget, Step, Target, owner_refs
 from hpctop.actions.requests import (
@@ -290,30 +290,39 @@ class ActionEngine:
         described = tuple(s.describe() for s in steps)
         if self.read_only:
             return Preview(request, False, (), refusal=READ_ONLY, requests=described)
-        first = steps[0]
+        answer = await self.dry_run(request, steps[0], described)
+        if isinstance(answer, Preview):
+            return answer
+        self._seen[request] = Seen(obj, self._clock())
+        expected = plan.expected(self, request, target, obj)
+        if not answer.ok:  # the server cannot dry-run it (a webhook without dry-run support)
+            changes = ("server preview unavailable: " + status_message(answer), *expected)
+            return Preview(request, True, changes, requests=described)
+        changes = plan.dry_run(self, request, target, obj, answer.json()) + expected
+        return Preview(request, True, changes, requests=described)
+
+    async def dry_run(
+        self, request: ActionRequest, step: Step, described: tuple[str, ...]
+    ) -> ApiResponse | Preview:
+        """Send ``step`` with ``dryRun=All``: the server's answer, or the Preview that refuses (no
+        answer, or the server would refuse it). A 400 saying the dry run itself is unsupported is
+        returned as an answer: the action stays possible, the preview says it is unavailable."""
         try:
             answer = await self.client.request(
-                first.method, first.path, params=first.params(dry_run=True), body=first.body,
-                content_type=first.content_type,
+                step.method, step.path, params=step.params(dry_run=True), body=step.body,
+                content_type=step.content_type,
             )  # fmt: skip
         except (ServerUnreachable, StreamBroken) as exc:
             return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
-        self._seen[request] = Seen(obj, self._clock())
-        expected = plan.expected(self, request, target, obj)
-        if answer.status == 400 and "dry" in status_message(answer).lower():
-            changes = ("server preview unavailable: " + status_message(answer), *expected)
-            return Preview(request, True, changes, requests=described)
-        if not answer.ok:
-            self._seen.pop(request, None)
-            return Preview(
-                request,
-                False,
-                (),
-                refusal=f"the server would refuse this (HTTP {answer.status}): {status_message(answer)}",
-                requests=described,
-            )
-        changes = plan.dry_run(self, request, target, obj, answer.json()) + expected
-        return Preview(request, True, changes, requests=described)
+        if answer.ok or (answer.status == 400 and "dry" in status_message(answer).lower()):
+            return answer
+        return Preview(
+            request,
+            False,
+            (),
+            refusal=f"the server would refuse this (HTTP {answer.status}): {status_message(answer)}",
+            requests=described,
+        )
 
     # -- execution ---------------------------------------------------------------------------------
 
@@ -368,14 +377,13 @@ class ActionEngine:
         """Send ``steps`` of a checked action on the object as ``seen``: the access review of each
         step, the intent record, then each request and what its answer means. ``again`` is the
         fresh preview a 409 asks with (by default :meth:`preview` of the same request)."""
-        user = await self.whoami()
-        action = plan.audit_action(request)
-        steps = await self._reviewed(request, plan, target, seen, steps, user, action)
+        sending = Sending(request, plan, target, seen, await self.whoami(), plan.audit_action(request))
+        steps = await self._reviewed(sending, steps)
         self.audit(
             phase="intent",
-            user=user,
-            action=action,
-            job="/".join(request.job),
+            user=sending.user,
+            action=sending.action,
+            job=sending.job,
             uid=seen.uid,
             method=" + ".join(s.method for s in steps),
             path=steps[0].path,
@@ -383,28 +391,18 @@ class ActionEngine:
             preconditions={"uid": seen.uid, "resourceVersion": seen.rv},
             message=plan.intent(request, steps),
         )
-        return await self._run(
-            request, plan, target, seen, steps, user, again or (lambda: self.preview(request))
-        )
+        return await self._run(sending, steps, again or (lambda: self.preview(request)))
 
-    async def _reviewed(
-        self,
-        request: ActionRequest,
-        plan: KindPlan,
-        target: Target,
-        seen: Seen,
-        steps: list[Step],
-        user: str,
-        action: str,
-    ) -> list[Step]:
+    async def _reviewed(self, sending: Sending, steps: list[Step]) -> list[Step]:
         """Ask the access review for each step right before sending; a denied step is sent as the
         plan's fallback where that is allowed (a pod deleted where its eviction is not), else
         nothing is sent and a ``refused`` record is audited."""
+        target = sending.target
         for step in steps:
             allowed, reason = await self.access_review(
                 step.verb, step.group, step.resource, target.namespace, target.name, step.subresource
             )
-            fallback = None if allowed else plan.fallback(step, target, seen.obj)
+            fallback = None if allowed else sending.plan.fallback(step, target, sending.seen.obj)
             if fallback is not None:
                 ok, _ = await self.access_review(
                     fallback.verb, fallback.group, fallback.resource, target.namespace, target.name
@@ -420,8 +418,8 @@ class ActionEngine:
                     + "); nothing was sent"
                 )
                 self.audit(
-                    phase="refused", user=user, action=action, job="/".join(request.job), uid=seen.uid,
-                    ok=False, message=message,
+                    phase="refused", user=sending.user, action=sending.action, job=sending.job,
+                    uid=sending.seen.uid, ok=False, message=message,
                 )  # fmt: skip
                 raise ActionRefused(message)
         return steps
@@ -465,17 +463,9 @@ class ActionEngine:
             await self._sleep(wait)
 
     async def _run(
-        self,
-        request: ActionRequest,
-        plan: KindPlan,
-        target: Target,
-        seen: Seen,
-        steps: list[Step],
-        user: str,
-        again: Callable[[], Awaitable[Preview]],
+        self, sending: Sending, steps: list[Step], again: Callable[[], Awaitable[Preview]]
     ) -> ActionResult:
-        job = "/".join(request.job)
-        action = plan.audit_action(request)
+        request, plan, target, seen = sending.request, sending.plan, sending.target, sending.seen
         subject = Subject(
             target, plan.doing(request, target), request.job[1], request.kind, plan.forbidden_hint(target)
         )
@@ -483,47 +473,47 @@ class ActionEngine:
         previous: ApiResponse | None = None
         unconfirmed = False
         for index, planned in enumerate(steps):
-            step = await plan.before(self, request, target, seen, planned, done, user)
+            step = await plan.before(self, sending, planned, done)
             if step.chain_rv and previous is not None:
                 step = step.with_rv(str(dig(previous.json(), "metadata", "resourceVersion") or ""))
             try:
-                response = await self.send(step, job=job, user=user, uid=seen.uid, action=action)
+                response = await self.send(
+                    step, job=sending.job, user=sending.user, uid=seen.uid, action=sending.action
+                )
             except (ServerUnreachable, StreamBroken) as exc:
                 self.audit(
-                    phase="outcome", user=user, action=action, job=job, uid=seen.uid, method=step.method,
-                    path=step.path, ok=None, message=f"no answer: {exc.detail}",
+                    phase="outcome", user=sending.user, action=sending.action, job=sending.job,
+                    uid=seen.uid, method=step.method, path=step.path, ok=None,
+                    message=f"no answer: {exc.detail}",
                 )  # fmt: skip
-                return await self._settle(
-                    request, plan, target, seen, step, f"no answer ({exc.detail})", done
-                )
+                return await self._settle(sending, step, f"no answer ({exc.detail})", done)
             if response.ok:
                 previous = response
                 done.append(self._done_text(plan, target, step, response))
                 if response.warnings:
                     done.append("server warning: " + "; ".join(response.warnings))
-                verified = await plan.verify(self, target, seen, step)
+                verified = await plan.verify(self, sending, step)
                 if verified is not None:
                     unconfirmed = unconfirmed or not verified[0]
                     done.append(verified[1])
                 continue
             partial = f" ({'; '.join(done)} before this)" if done else ""
             verdict = judge(response, step, subject, partial)
-            if verdict.answer == Answer.GONE:
+            if verdict.outcome == Outcome.GONE:
                 fallback = plan.fallback(step, target, seen.obj) if step.subresource else None
                 if fallback is not None:
                     # Either the object is gone, or this cluster does not serve the subresource.
                     if await self.read(target) is None:
-                        return self._gone(request, target, seen, user, action)
+                        return self._gone(sending)
                     steps[index + 1 : index + 1] = [fallback]
                     continue
                 if request.kind == ActionKind.CANCEL:
-                    return self._gone(request, target, seen, user, action)
+                    return self._gone(sending)
                 raise ActionFailed(f"{target} no longer exists{partial}")
-            if verdict.answer == Answer.CONFLICT:
-                raise await self._stale(request, target, seen, verdict.text, partial, again)
-            if verdict.answer == Answer.UNKNOWN:
-                why = f"HTTP {response.status}: {verdict.text}"
-                return await self._settle(request, plan, target, seen, step, why, done)
+            if verdict.outcome == Outcome.CONFLICT:
+                raise await self._stale(sending, verdict.text, partial, again)
+            if verdict.outcome == Outcome.UNKNOWN:
+                return await self._settle(sending, step, f"HTTP {response.status}: {verdict.text}", done)
             if response.status == 403:
                 self.reviews.drop(target.namespace)
             assert verdict.error is not None
@@ -547,33 +537,29 @@ class ActionEngine:
         said = self.book.fields.set_by(step.body, body) if step.method == "PATCH" else created(body)
         return said or f"{step.method} {step.path}: HTTP {response.status}"
 
-    def _gone(
-        self, request: ActionRequest, target: Target, seen: Seen, user: str, action: str
-    ) -> ActionResult:
+    def _gone(self, sending: Sending) -> ActionResult:
         """A cancel answered 404: the job was deleted meanwhile. Said so, and recorded as such (the
         404 answer alone reads as a failure in the audit log)."""
-        message = f"{target} already gone: it was deleted before the cancel arrived (HTTP 404); nothing to do"
+        message = (
+            f"{sending.target} already gone: it was deleted before the cancel arrived (HTTP 404); "
+            "nothing to do"
+        )
         self.audit(
-            phase="result", user=user, action=action, job="/".join(request.job), uid=seen.uid,
+            phase="result", user=sending.user, action=sending.action, job=sending.job, uid=sending.seen.uid,
             status=404, ok=True, message=message,
         )  # fmt: skip
-        return self._result(request, True, message, outcome=Outcome.GONE)
+        return self._result(sending.request, True, message, outcome=Outcome.GONE)
 
     async def _stale(
-        self,
-        request: ActionRequest,
-        target: Target,
-        seen: Seen,
-        text: str,
-        partial: str,
-        again: Callable[[], Awaitable[Preview]],
+        self, sending: Sending, text: str, partial: str, again: Callable[[], Awaitable[Preview]]
     ) -> StaleTarget:
         """A 409: re-read, say what changed, and ask again with a fresh preview. Never retried."""
+        target = sending.target
         now = await self.read(target)
         if now is None:
-            gone = "is already gone" if request.kind == ActionKind.CANCEL else "no longer exists"
+            gone = "is already gone" if sending.request.kind == ActionKind.CANCEL else "no longer exists"
             return StaleTarget(f"{target} {gone}{partial}", changed=("deleted",), preview=None)
-        changed = self.book.fields.diff(seen.obj, now)
+        changed = self.book.fields.diff(sending.seen.obj, now)
         fresh = await again()
         return StaleTarget(
             f"{target} changed since you saw it, so nothing was done{partial}: " + "; ".join(changed)
@@ -582,13 +568,11 @@ class ActionEngine:
             preview=fresh,
         )  # fmt: skip
 
-    async def _settle(
-        self, request: ActionRequest, plan: KindPlan, target: Target, seen: Seen, step: Step, why: str,
-        done: list[str],
-    ) -> ActionResult:  # fmt: skip
+    async def _settle(self, sending: Sending, step: Step, why: str, done: list[str]) -> ActionResult:
+        request, plan, target = sending.request, sending.plan, sending.target
         settled = await settle(
-            self.read, plan, target=target, seen=seen, step=step, doing=plan.doing(request, target),
-            done_message=plan.done(request, target, seen.obj), why=why, done=done,
+            self.read, plan, target=target, seen=sending.seen, step=step, doing=plan.doing(request, target),
+            done_message=plan.done(request, target, sending.seen.obj), why=why, done=done,
         )  # fmt: skip
         return self._result(request, True, settled.message, settled.changes)
 

@@ -17,6 +17,10 @@ import orjson
 from hpctop.sources.kube.transport import ApiResponse
 
 Path = tuple[str, ...]
+#: an object as the API server returned it
+Obj = dict[str, Any]
+#: lines a person reads (what changed, what happens next)
+Notes = tuple[str, ...]
 
 
 def dig(obj: Any, *path: str) -> Any:
@@ -157,6 +161,8 @@ class FieldSet:
 
 __all__ = [
     "FieldSet",
+    "Notes",
+    "Obj",
     "Path",
     "contains",
     "dig",

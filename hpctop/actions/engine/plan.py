@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hpctop.actions.engine.objects import FieldSet, Path, contains, dig
+from hpctop.actions.engine.objects import FieldSet, Notes, Obj, Path, contains, dig
 from hpctop.actions.engine.settle import Poller
 from hpctop.actions.engine.targets import Seen, Step, Target
-from hpctop.actions.requests import ActionKind, ActionRequest
+from hpctop.actions.requests import VERBS, ActionKind, ActionRequest
 from hpctop.sources.kube.registry import ALIASES
 from hpctop.sources.kube.resources import BUILTIN_RESOURCES, OPTIONAL_RESOURCES, kueue_resources
 
@@ -47,16 +47,15 @@ MOVE_REFUSAL = (
     "not supported on a live cluster for this kind: a batch Job, Deployment or pod has no queue to "
     "move to outside Kueue/YuniKorn/Volcano, and its pod template is immutable; delete and resubmit"
 )
-#: what a result says was done, per action
-VERBS: Mapping[ActionKind, str] = {
-    ActionKind.CANCEL: "cancelled",
-    ActionKind.HOLD: "held",
-    ActionKind.RELEASE: "released",
-    ActionKind.REQUEUE: "requeued",
-    ActionKind.PRIORITY: "priority changed",
-    ActionKind.MOVE: "moved",
-}
 SUSPENDING = (ActionKind.HOLD, ActionKind.RELEASE, ActionKind.REQUEUE)
+
+
+def immutable(action: ActionKind) -> str | None:
+    """Why a priority or a move is refused on a kind with nothing to change them by (a pod's
+    priority is immutable, and it has no queue), or None for any other action."""
+    return {ActionKind.PRIORITY: PRIORITY_REFUSAL, ActionKind.MOVE: MOVE_REFUSAL}.get(action)
+
+
 REORDERING = (ActionKind.PRIORITY, ActionKind.MOVE)
 
 #: kind → (group, plural), whatever version is served: what an RBAC rule names
@@ -139,20 +138,16 @@ class KindPlan:
         gone = "already gone: nothing to cancel" if request.kind == ActionKind.CANCEL else "no longer exists"
         return f"{target} {gone}"
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         """Why ``request`` is refused on the object as it is now (never called for a cancel), or None."""
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         """The requests the action is, in order; the first is the one a preview dry-runs."""
         raise NotImplementedError
 
     def dry_run(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any], would: Any
+        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj, would: Any
     ) -> tuple[str, ...]:
         """What the server's dry run of the first step says it would do."""
         prefix = "server dry run: "
@@ -167,9 +162,7 @@ class KindPlan:
         changed = ctx.book.fields.diff(obj, would)
         return tuple(prefix + c for c in changed) or (f"{prefix}accepted, no visible change",)
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         """What controllers do after the request (not part of any dry run's answer)."""
         return ()
 
@@ -217,26 +210,32 @@ class KindPlan:
         review denies it, or its subresource is not served), or None."""
         return None
 
-    async def before(
-        self,
-        ctx: PlanContext,
-        request: ActionRequest,
-        target: Target,
-        seen: Seen,
-        step: Step,
-        done: list[str],
-        user: str,
-    ) -> Step:
+    async def before(self, ctx: PlanContext, sending: Sending, step: Step, done: list[str]) -> Step:
         """Called before each step is sent: a plan that waits for its controller first waits here
         (bounded) and returns the step to send (with the resourceVersion it read)."""
         return step
 
-    async def verify(
-        self, ctx: PlanContext, target: Target, seen: Seen, step: Step
-    ) -> tuple[bool, str] | None:
+    async def verify(self, ctx: PlanContext, sending: Sending, step: Step) -> tuple[bool, str] | None:
         """Called after a step is accepted: whether its controller acted (bounded), with a note;
         None when the server's answer is all there is to know."""
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Sending:
+    """A checked action on its way: the request, the plan that decides it, what it acts on as the
+    preview saw it, and who sends it (the audit's user and action name)."""
+
+    request: ActionRequest
+    plan: KindPlan
+    target: Target
+    seen: Seen
+    user: str
+    action: str
+
+    @property
+    def job(self) -> str:
+        return "/".join(self.request.job)
 
 
 class Overlay(KindPlan):
@@ -351,7 +350,6 @@ __all__ = [
     "PRIORITY_REFUSAL",
     "REORDERING",
     "SUSPENDING",
-    "VERBS",
     "ActionTable",
     "KindPlan",
     "Need",
@@ -359,6 +357,8 @@ __all__ = [
     "PlanBook",
     "PlanContext",
     "Redirect",
+    "Sending",
+    "immutable",
     "not_served",
     "where",
 ]

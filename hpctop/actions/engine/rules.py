@@ -9,40 +9,36 @@ answer is final and :func:`judge` says what it is:
 ===========  ======================================================================================
 404          ``gone``: a cancel's success (M3); otherwise "no longer exists"
 409          ``conflict``: the object changed; the caller re-reads and asks again (M2)
-422, a       ``rejected`` (:class:`~hpctop.actions.requests.ServerRejected`): validation or an
+422, a       ``refused`` (:class:`~hpctop.actions.requests.ServerRejected`): validation or an
 webhook's    admission webhook said no; not retried (M6)
 denial
-403          ``forbidden`` (:class:`~hpctop.actions.requests.ActionForbidden`): RBAC or a policy,
+403          ``refused`` (:class:`~hpctop.actions.requests.ActionForbidden`): RBAC or a policy,
              even after a positive review; the cached rules are dropped; not retried (M10)
-429          throttled (or a PDB): nothing was changed
+429          ``failed``: throttled (or a PDB): nothing was changed
 5xx          ``unknown``: the caller settles by re-reading, never by resending (M5)
 ===========  ======================================================================================
+
+The outcome names are :class:`~hpctop.actions.requests.Outcome`'s, which results and the
+console's summary carry.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from hpctop.actions.engine.objects import is_pdb, status_message
 from hpctop.actions.engine.targets import Step, Target
-from hpctop.actions.requests import ActionForbidden, ActionKind, ServerRejected
+from hpctop.actions.requests import ActionForbidden, ActionKind, Outcome, ServerRejected, outcome_of
 from hpctop.errors import ActionFailed, HpctopError
 from hpctop.sources.kube.transport import ApiResponse
 
 
-class Answer(StrEnum):
-    GONE = "gone"
-    CONFLICT = "conflict"
-    UNKNOWN = "unknown"
-    FINAL = "final"
-
-
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """What a non-2xx answer means: ``answer``, the server's ``text``, and for a final one the error."""
+    """What a non-2xx answer means: its ``outcome`` (gone, conflict and unknown are the caller's to
+    handle; any other is final, and ``error`` is what to raise), and the server's ``text``."""
 
-    answer: Answer
+    outcome: Outcome
     text: str
     error: HpctopError | None = None
 
@@ -81,11 +77,11 @@ def judge(response: ApiResponse, step: Step, subject: Subject, partial: str = ""
     text = status_message(response)
     target = subject.target
     if status == 404:
-        return Judgement(Answer.GONE, text)
+        return Judgement(Outcome.GONE, text)
     if status == 409:
-        return Judgement(Answer.CONFLICT, text)
+        return Judgement(Outcome.CONFLICT, text)
     if status >= 500:
-        return Judgement(Answer.UNKNOWN, text)
+        return Judgement(Outcome.UNKNOWN, text)
     error: HpctopError
     if status == 422 or _admission_denied(status, text):
         error = ServerRejected(f"the server rejected {subject.doing}: {text}{partial}")
@@ -108,7 +104,7 @@ def judge(response: ApiResponse, step: Step, subject: Subject, partial: str = ""
         error = ActionFailed(f"the API server is throttling requests{after}: nothing was changed{partial}")
     else:
         error = ActionFailed(f"{subject.doing} failed (HTTP {status}): {text}{partial}")
-    return Judgement(Answer.FINAL, text, error)
+    return Judgement(outcome_of(error), text, error)
 
 
-__all__ = ["Answer", "Judgement", "Subject", "judge", "retry_wait"]
+__all__ = ["Judgement", "Subject", "judge", "retry_wait"]

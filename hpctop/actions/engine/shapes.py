@@ -11,15 +11,15 @@ for what its controller does next.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from hpctop.actions.engine.objects import Path, dig, finished, nest
+from hpctop.actions.engine.objects import Notes, Obj, Path, dig, finished, nest
 from hpctop.actions.engine.plan import (
-    MOVE_REFUSAL,
     PRIORITY_REFUSAL,
     KindPlan,
     Need,
     PlanContext,
+    immutable,
 )
 from hpctop.actions.engine.targets import Step, Target, guarded_delete, guarded_patch, pinned
 from hpctop.actions.requests import ActionKind, ActionRequest
@@ -36,13 +36,18 @@ class DeletablePlan(KindPlan):
     refused: ClassVar[Mapping[ActionKind, str]] = {}
 
     def static_refusal(self, request: ActionRequest) -> str | None:
-        if request.kind == ActionKind.PRIORITY:
-            return PRIORITY_REFUSAL
-        if request.kind == ActionKind.MOVE:
-            return MOVE_REFUSAL
-        return self.refused.get(request.kind)
+        return immutable(request.kind) or self.refused.get(request.kind)
 
-    def cancel(self, ctx: PlanContext, target: Target, obj: dict[str, Any]) -> list[Step]:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
+        if request.kind in (ActionKind.PRIORITY, ActionKind.MOVE):
+            return self.static_refusal(request)
+        return self.held_refusal(request.kind, target, obj)
+
+    def held_refusal(self, kind: ActionKind, target: Target, obj: Obj) -> str | None:
+        """Why a hold, release or requeue is refused on the object as it is now, or None."""
+        raise NotImplementedError
+
+    def cancel(self, ctx: PlanContext, target: Target, obj: Obj) -> list[Step]:
         return [guarded_delete(target, pinned(obj), ctx.propagation)]
 
 
@@ -63,14 +68,7 @@ class SuspendPlan(DeletablePlan):
             return PRIORITY_REFUSAL
         return self.own("delete" if action == ActionKind.CANCEL else "patch")
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
-        kind = request.kind
-        if kind == ActionKind.PRIORITY:
-            return PRIORITY_REFUSAL
-        if kind == ActionKind.MOVE:
-            return MOVE_REFUSAL
+    def held_refusal(self, kind: ActionKind, target: Target, obj: Obj) -> str | None:
         field_ = ".".join(self.suspend_path)
         done = finished(obj)
         if done:
@@ -84,9 +82,7 @@ class SuspendPlan(DeletablePlan):
             return f"{target} is held; release it instead of requeueing"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         if request.kind == ActionKind.CANCEL:
             return self.cancel(ctx, target, obj)
         hold = guarded_patch(target, obj, nest(self.suspend_path, True))
@@ -99,9 +95,7 @@ class SuspendPlan(DeletablePlan):
             ActionKind.REQUEUE: [hold, release],
         }[request.kind]
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         kind = request.kind
         text = {
             ActionKind.CANCEL: self.on_cancel,
@@ -117,6 +111,20 @@ class SuspendPlan(DeletablePlan):
         return tuple(notes)
 
 
+class MetadataPlan(KindPlan):
+    """A priority and a move that are one label or annotation on the object, in one RV-guarded
+    merge patch (Kueue's priority class and queue on its job, Slinky's priority and partition)."""
+
+    #: ``labels`` or ``annotations``
+    section = "annotations"
+    priority_key = ""
+    move_key = ""
+
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
+        key = self.priority_key if request.kind == ActionKind.PRIORITY else self.move_key
+        return [guarded_patch(target, obj, {"metadata": {self.section: {key: str(request.value)}}})]
+
+
 class ScaledPlan(DeletablePlan):
     """A service held by scaling it to zero, its old count saved in :data:`HELD_ANNOTATION`."""
 
@@ -124,20 +132,14 @@ class ScaledPlan(DeletablePlan):
     children = ""
 
     def offers(self, action: ActionKind) -> list[Need] | str:
-        if action == ActionKind.PRIORITY:
-            return PRIORITY_REFUSAL
-        if action == ActionKind.MOVE:
-            return MOVE_REFUSAL
+        refused = immutable(action)
+        if refused is not None:
+            return refused
         if action == ActionKind.REQUEUE:
             return f"requeue of a {self.kind} is not supported: hold, then release"
         return self.own("delete" if action == ActionKind.CANCEL else "patch")
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
-        kind = request.kind
-        if kind in (ActionKind.PRIORITY, ActionKind.MOVE):
-            return PRIORITY_REFUSAL if kind == ActionKind.PRIORITY else MOVE_REFUSAL
+    def held_refusal(self, kind: ActionKind, target: Target, obj: Obj) -> str | None:
         held = dig(obj, "metadata", "annotations", HELD_ANNOTATION)
         if kind == ActionKind.HOLD and dig(obj, "spec", "replicas") == 0:
             return f"{target} is already scaled to 0"
@@ -147,9 +149,7 @@ class ScaledPlan(DeletablePlan):
             return f"requeue of a {target.kind} is not supported: hold, then release"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         if request.kind == ActionKind.CANCEL:
             return self.cancel(ctx, target, obj)
         if request.kind == ActionKind.HOLD:
@@ -165,9 +165,7 @@ class ScaledPlan(DeletablePlan):
         body = {"metadata": {"annotations": {HELD_ANNOTATION: None}}, "spec": {"replicas": restore}}
         return [guarded_patch(target, obj, body)]
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         if request.kind == ActionKind.CANCEL:
             return (f"this is a service ({self.kind}): its {self.children} and pods are deleted too",)
         if request.kind == ActionKind.HOLD:
@@ -175,4 +173,4 @@ class ScaledPlan(DeletablePlan):
         return ()
 
 
-__all__ = ["HELD_ANNOTATION", "REQUEUE_AGAIN", "DeletablePlan", "ScaledPlan", "SuspendPlan"]
+__all__ = ["HELD_ANNOTATION", "REQUEUE_AGAIN", "DeletablePlan", "MetadataPlan", "ScaledPlan", "SuspendPlan"]

@@ -9,11 +9,8 @@ same name would join. A PodGroup has no priority or queue of its own.
 
 from __future__ import annotations
 
-from typing import Any
-
+from hpctop.actions.engine.objects import Notes, Obj
 from hpctop.actions.engine.plan import (
-    MOVE_REFUSAL,
-    PRIORITY_REFUSAL,
     REORDERING,
     SUSPENDING,
     ActionTable,
@@ -21,6 +18,7 @@ from hpctop.actions.engine.plan import (
     Need,
     PlanContext,
     Redirect,
+    immutable,
 )
 from hpctop.actions.engine.targets import Step, Target, guarded_delete, owner_refs, pinned
 from hpctop.actions.requests import ActionKind, ActionRequest
@@ -32,10 +30,9 @@ class PodGroupPlan(KindPlan):
     kind = COSCHED_PODGROUP
 
     def offers(self, action: ActionKind) -> list[Need] | str:
-        if action == ActionKind.PRIORITY:
-            return PRIORITY_REFUSAL
-        if action == ActionKind.MOVE:
-            return MOVE_REFUSAL
+        refused = immutable(action)
+        if refused is not None:
+            return refused
         if action == ActionKind.CANCEL:
             return self.own("delete")
         return "hold/release/requeue act on the PodGroup's owner job (its suspend field)"
@@ -51,17 +48,13 @@ class PodGroupPlan(KindPlan):
     def redirect(self, request: ActionRequest) -> Redirect | None:
         return Redirect() if request.kind in SUSPENDING else None
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         return (
             f"{target} has no owner job with a suspend field (Job, JobSet, Kubeflow): a coscheduling "
             f"PodGroup itself cannot be {request.kind.value}d; act on the workload that creates its pods"
         )
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         """Delete the owner (which deletes the pods), then the PodGroup. The owner's delete carries
         the uid from the ownerReference (its resourceVersion is unknown without another read, and
         the uid is what pins the object the user saw)."""
@@ -75,9 +68,7 @@ class PodGroupPlan(KindPlan):
         steps.append(guarded_delete(target, pinned(obj), ctx.propagation))
         return steps
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         if not owner_refs(obj):
             return (
                 "the PodGroup has no owner: its pods (label scheduling.x-k8s.io/pod-group) are not deleted",

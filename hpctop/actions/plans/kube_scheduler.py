@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from hpctop.actions.engine.objects import Obj
 from hpctop.actions.engine.plan import (
     MOVE_REFUSAL,
-    PRIORITY_REFUSAL,
     ActionTable,
     KindPlan,
     Need,
     PlanContext,
+    immutable,
 )
 from hpctop.actions.engine.shapes import HELD_ANNOTATION, ScaledPlan, SuspendPlan
 from hpctop.actions.engine.targets import Step, Target, guarded_delete, pinned
@@ -49,21 +50,16 @@ class PodPlan(KindPlan):
             return MOVE_REFUSAL
         return "a bare pod cannot be held, re-prioritized or moved (a SUNK pod: Slurm side only)"
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
-        if request.kind == ActionKind.PRIORITY:
-            return PRIORITY_REFUSAL
-        if request.kind == ActionKind.MOVE:
-            return MOVE_REFUSAL
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
+        refused = immutable(request.kind)
+        if refused is not None:
+            return refused
         return (
             f"a bare pod cannot be {request.kind.value}d: Kubernetes has no suspend for pods "
             "(cancel it, or run it under a Job)"
         )
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         eviction = {
             "apiVersion": "policy/v1",
             "kind": "Eviction",

@@ -23,10 +23,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from hpctop.actions.engine.objects import dig, finished, true_conditions
+from hpctop.actions.engine.objects import Notes, Obj, dig, finished, true_conditions
 from hpctop.actions.engine.plan import (
-    MOVE_REFUSAL,
-    PRIORITY_REFUSAL,
     SUSPENDING,
     ActionTable,
     KindPlan,
@@ -35,8 +33,11 @@ from hpctop.actions.engine.plan import (
     PlanBook,
     PlanContext,
     Redirect,
+    Sending,
+    immutable,
 )
-from hpctop.actions.engine.targets import Seen, Step, Target, guarded_patch
+from hpctop.actions.engine.shapes import MetadataPlan
+from hpctop.actions.engine.targets import Step, Target, guarded_patch
 from hpctop.actions.requests import QUEUE_KINDS, STOP_POLICIES, ActionKind, ActionRequest
 from hpctop.errors import ActionFailed
 
@@ -63,15 +64,17 @@ def admitted(obj: Mapping[str, Any]) -> str | None:
     return f"{found}=True" if found else None
 
 
-class OwnerLabelsPlan(KindPlan):
+class OwnerLabelsPlan(MetadataPlan):
     """A Kueue job's priority class and queue: labels on the owner job a Workload was redirected to."""
+
+    section = "labels"
+    priority_key = KUEUE_PRIORITY_LABEL
+    move_key = KUEUE_QUEUE_LABEL
 
     def offers(self, action: ActionKind) -> list[Need] | str:
         return "decided by the Workload's plan"
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         action, value = request.kind, request.value
         what = "priority" if action == ActionKind.PRIORITY else "queue"
         done = finished(obj)
@@ -79,7 +82,7 @@ class OwnerLabelsPlan(KindPlan):
             return f"{target} has finished ({done}); there is nothing to re-{what}"
         labels = dig(obj, "metadata", "labels") or {}
         if KUEUE_QUEUE_LABEL not in labels:
-            return PRIORITY_REFUSAL if action == ActionKind.PRIORITY else MOVE_REFUSAL
+            return immutable(action)
         if not isinstance(value, str) or not value:
             noun = "WorkloadPriorityClass" if action == ActionKind.PRIORITY else "LocalQueue"
             return f"a Kueue job's {what} is the name of a {noun}; {value!r} is not one" + (
@@ -96,15 +99,7 @@ class OwnerLabelsPlan(KindPlan):
             return f"{target} is already in LocalQueue {value}"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
-        label = KUEUE_PRIORITY_LABEL if request.kind == ActionKind.PRIORITY else KUEUE_QUEUE_LABEL
-        return [guarded_patch(target, obj, {"metadata": {"labels": {label: str(request.value)}}})]
-
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         if request.kind == ActionKind.MOVE:
             return ("Kueue recreates the Workload in the new LocalQueue",)
         return ("Kueue propagates the class to the Workload (version-dependent, §5.6)",)
@@ -138,9 +133,7 @@ class WorkloadPlan(KindPlan):
         by_name = request.kind == ActionKind.PRIORITY and isinstance(request.value, str)
         return Redirect(OWNER_LABELS) if request.kind == ActionKind.MOVE or by_name else None
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         action, value = request.kind, request.value
         if action == ActionKind.MOVE:
             return "move a Kueue job by its owner job's queue-name label"
@@ -167,9 +160,7 @@ class WorkloadPlan(KindPlan):
             return f"{target} is held (spec.active is false); release it instead of requeueing"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         if request.kind == ActionKind.PRIORITY:
             return [guarded_patch(target, obj, {"spec": {"priority": request.value}})]
         if request.kind == ActionKind.REQUEUE:
@@ -179,9 +170,7 @@ class WorkloadPlan(KindPlan):
             ]
         return [guarded_patch(target, obj, {"spec": {"active": request.kind == ActionKind.RELEASE}})]
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         evicts = "Kueue evicts it if admitted (Deactivated) and suspends its job"
         if request.kind == ActionKind.PRIORITY:
             return ("Kueue re-sorts its queue by the new priority (pod priority is unchanged)",)
@@ -195,19 +184,11 @@ class WorkloadPlan(KindPlan):
             )
         return ()
 
-    async def before(
-        self,
-        ctx: PlanContext,
-        request: ActionRequest,
-        target: Target,
-        seen: Seen,
-        step: Step,
-        done: list[str],
-        user: str,
-    ) -> Step:
+    async def before(self, ctx: PlanContext, sending: Sending, step: Step, done: list[str]) -> Step:
         """Requeue's middle step: wait (bounded) until the deactivated Workload is evicted."""
         if not step.wait_evicted:
             return step
+        target, seen = sending.target, sending.seen
         started = asyncio.get_running_loop().time()
         try:
             now, reason = await ctx.poller.until(target, seen, evicted, ctx.evict_timeout)
@@ -220,7 +201,7 @@ class WorkloadPlan(KindPlan):
                 "once Kueue has evicted it"
             )
             ctx.audit(
-                phase="outcome", user=user, action=request.kind.value, job="/".join(request.job),
+                phase="outcome", user=sending.user, action=sending.action, job=sending.job,
                 uid=seen.uid, ok=False, message=message,
             )  # fmt: skip
             raise ActionFailed(message)
@@ -239,9 +220,7 @@ class KueueManagedOverlay(Overlay):
             and KUEUE_QUEUE_LABEL in (dig(obj, "metadata", "labels") or {})
         )
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         field_ = ".".join(ctx.book.suspend_path(target.kind) or ())
         return (
             f"{target} is managed by Kueue, which owns {field_}: hold or release its Workload instead "
@@ -289,9 +268,7 @@ class QueuePlan(KindPlan):
     def missing(self, request: ActionRequest, target: Target) -> str:
         return f"{target} does not exist (read at {target.version})"
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         policy = str(request.value)
         if str(dig(obj, "spec", "stopPolicy") or "None") == policy:
             state = "open" if policy == "None" else "closed"
@@ -300,15 +277,11 @@ class QueuePlan(KindPlan):
             return f"{target} is being deleted"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         # metadata first, as the request is shown: {"metadata":{"resourceVersion":RV},"spec":{...}}
         return [guarded_patch(target, obj, {"metadata": {}, "spec": {"stopPolicy": str(request.value)}})]
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         return self.after(request, target, obj)
 
     def after(self, request: ActionRequest, target: Target, seen_obj: Mapping[str, Any]) -> tuple[str, ...]:

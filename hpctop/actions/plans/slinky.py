@@ -19,17 +19,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hpctop.actions.engine.objects import dig, finished
+from hpctop.actions.engine.objects import Notes, Obj, dig, finished
 from hpctop.actions.engine.plan import (
-    MOVE_REFUSAL,
-    PRIORITY_REFUSAL,
     REORDERING,
     ActionTable,
     Overlay,
     PlanBook,
     PlanContext,
+    immutable,
 )
-from hpctop.actions.engine.targets import Step, Target, guarded_delete, guarded_patch
+from hpctop.actions.engine.shapes import MetadataPlan
+from hpctop.actions.engine.targets import Step, Target, guarded_delete
 from hpctop.actions.requests import SLINKY_SCHEDULER, ActionKind, ActionRequest
 
 SLINKY_PREFIX = "slurmjob.slinky.slurm.net/"
@@ -80,23 +80,23 @@ def started(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-class SlinkyOverlay(Overlay):
+class SlinkyOverlay(MetadataPlan, Overlay):
     """Priority and partition of a job slurm-bridge schedules: annotations on its owner."""
+
+    priority_key = SLINKY_PRIORITY
+    move_key = SLINKY_PARTITION
 
     def claims(self, book: PlanBook, request: ActionRequest, obj: Mapping[str, Any] | None) -> bool:
         kind = request.job[1]
         groups_pods = kind in ("Pod", "LeaderWorkerSet") or book.suspend_path(kind) is not None
         return request.scheduler == SLINKY_SCHEDULER and request.kind in REORDERING and groups_pods
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         action, value = request.kind, request.value
         if not is_slinky(obj):
             return (
                 f"{target} is not scheduled by Slinky (no {SLINKY_PREFIX}* annotation, no schedulerName "
-                f"{SLINKY_SCHEDULER}): "
-                + (PRIORITY_REFUSAL if action == ActionKind.PRIORITY else MOVE_REFUSAL)
+                f"{SLINKY_SCHEDULER}): {immutable(action)}"
             )
         done = finished(obj)
         if done:
@@ -118,15 +118,7 @@ class SlinkyOverlay(Overlay):
             return f"{target} already asks for partition {value}"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
-        key = SLINKY_PRIORITY if request.kind == ActionKind.PRIORITY else SLINKY_PARTITION
-        return [guarded_patch(target, obj, {"metadata": {"annotations": {key: str(request.value)}}})]
-
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         what = "priority" if request.kind == ActionKind.PRIORITY else "partition"
         return (
             f"slurm-bridge passes the new {what} to its Slurm job, which Slurm validates and applies "
@@ -140,14 +132,10 @@ class SunkOverlay(Overlay):
     def claims(self, book: PlanBook, request: ActionRequest, obj: Mapping[str, Any] | None) -> bool:
         return request.job[1] == "Pod" and obj is not None and is_sunk(obj)
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         return SLURM_ONLY
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         uid = str(dig(obj, "metadata", "uid") or "")
         return [guarded_delete(target, {"uid": uid}, "Background", group="", resource="pods")]
 

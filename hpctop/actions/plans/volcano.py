@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hpctop.actions.engine.objects import dig
-from hpctop.actions.engine.plan import ActionTable, KindPlan, Need, PlanContext
+from hpctop.actions.engine.objects import Notes, Obj, dig
+from hpctop.actions.engine.plan import ActionTable, KindPlan, Need, PlanContext, Sending
 from hpctop.actions.engine.targets import Seen, Step, Target, guarded_delete, guarded_patch, pinned
 from hpctop.actions.requests import ActionKind, ActionRequest
 from hpctop.errors import ActionFailed
@@ -96,9 +96,7 @@ class VolcanoJobPlan(KindPlan):
             )
         return None
 
-    def state_refusal(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> str | None:
+    def state_refusal(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> str | None:
         """What the vcjob's phase allows: Volcano's state machine ignores a Command its current
         state does not handle, so hpctop refuses it instead of sending it."""
         action, phase = request.kind, phase_of(obj)
@@ -124,9 +122,7 @@ class VolcanoJobPlan(KindPlan):
                 return f"{target} is already restarting"
         return None
 
-    def steps(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> list[Step]:
+    def steps(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> list[Step]:
         if request.kind == ActionKind.CANCEL:
             return [guarded_delete(target, pinned(obj), ctx.propagation)]
         if request.kind == ActionKind.PRIORITY:
@@ -134,7 +130,7 @@ class VolcanoJobPlan(KindPlan):
         return [command_step(target, str(dig(obj, "metadata", "uid") or ""), VOLCANO_COMMANDS[request.kind])]
 
     def dry_run(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any], would: Any
+        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj, would: Any
     ) -> tuple[str, ...]:
         if request.kind not in VOLCANO_COMMANDS:
             return super().dry_run(ctx, request, target, obj, would)
@@ -142,9 +138,7 @@ class VolcanoJobPlan(KindPlan):
         command = VOLCANO_COMMANDS[request.kind]
         return (f"server dry run: Command {command} ({name}) for {target} would be created",)
 
-    def expected(
-        self, ctx: PlanContext, request: ActionRequest, target: Target, obj: dict[str, Any]
-    ) -> tuple[str, ...]:
+    def expected(self, ctx: PlanContext, request: ActionRequest, target: Target, obj: Obj) -> Notes:
         if request.kind == ActionKind.CANCEL:
             return ("its pods and PodGroup are deleted by the garbage collector",)
         if request.kind == ActionKind.PRIORITY:
@@ -155,13 +149,11 @@ class VolcanoJobPlan(KindPlan):
             f"status.state.phase moves to {' or '.join(VOLCANO_MOVED.get(action_name, ()))}",
         )
 
-    async def verify(
-        self, ctx: PlanContext, target: Target, seen: Seen, step: Step
-    ) -> tuple[bool, str] | None:
+    async def verify(self, ctx: PlanContext, sending: Sending, step: Step) -> tuple[bool, str] | None:
         """After a Command: did the controller move the job's phase? (bounded wait, never resent)"""
         if not step.verify_phase:
             return None
-        moved = step.verify_phase
+        moved, target, seen = step.verify_phase, sending.target, sending.seen
         before = phase_of(seen.obj) or "(none)"
         try:
             now, phase = await ctx.poller.until(

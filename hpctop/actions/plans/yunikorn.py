@@ -189,6 +189,9 @@ class YuniKornQueues:
     def _patch(self, rv: str, new: str) -> dict[str, Any]:
         return {"metadata": {"resourceVersion": rv}, "data": {KEY: new}}
 
+    def _step(self, body: dict[str, Any]) -> Step:
+        return Step("PATCH", self.path, body, "patch", "", "configmaps", content_type=MERGE_PATCH)
+
     async def preview(self, change: QueueChange) -> Preview:
         """Validate with YuniKorn, then the API server's dry run of the ConfigMap patch."""
         request = self.request(change)
@@ -234,19 +237,9 @@ class YuniKornQueues:
             return Preview(
                 request, False, (), refusal=f"YuniKorn rejects the new {KEY}: {reason}", requests=described
             )
-        try:
-            dry = await self.actions.client.request(
-                "PATCH", self.path, params={"fieldManager": FIELD_MANAGER, "dryRun": "All"}, body=body,
-                content_type=MERGE_PATCH,
-            )  # fmt: skip
-        except (ServerUnreachable, StreamBroken) as exc:
-            return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
-        if not dry.ok:
-            return Preview(
-                request, False, (),
-                refusal=f"the server would refuse this (HTTP {dry.status}): {_message(dry)}",
-                requests=described,
-            )  # fmt: skip
+        dry = await self.actions.dry_run(request, self._step(body), described)
+        if isinstance(dry, Preview):
+            return dry
         self._seen[(change.queue, change.describe())] = (seen, new)
         changes = (
             *changed,
@@ -276,9 +269,7 @@ class YuniKornQueues:
             if not preview.allowed:
                 raise ActionRefused(preview.refusal)
         seen, new = self._seen.pop(key)
-        step = Step(
-            "PATCH", self.path, self._patch(seen.rv, new), "patch", "", "configmaps", content_type=MERGE_PATCH
-        )
+        step = self._step(self._patch(seen.rv, new))
         return await self.actions.carry_out(
             request, PLAN, self.target, seen, [step], again=lambda: self.preview(change)
         )
