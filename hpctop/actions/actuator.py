@@ -15,8 +15,8 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from hpctop.actions.kube import KubeActions, Permission
-from hpctop.actions.plans.yunikorn import YuniKornQueues
 from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Preview, QueueChange
+from hpctop.backends.yunikorn.act import YuniKornQueues
 from hpctop.errors import ActionFailed
 
 _T = TypeVar("_T")

@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hpctop.actions.book import BOOK, KINDS
 from hpctop.actions.engine.binding import Assignment, BindOutcome, GangBindResult, bind_gang
 from hpctop.actions.engine.core import ActionEngine
 from hpctop.actions.engine.plan import PlanBook
 from hpctop.actions.engine.shapes import HELD_ANNOTATION
 from hpctop.actions.engine.targets import FIELD_MANAGER, Seen, StaleTarget, Step, Target
-from hpctop.actions.plans.book import BOOK, KINDS
-from hpctop.actions.plans.kueue import queue_kind_refusal
-from hpctop.actions.plans.slinky import SLINKY_PARTITION, SLINKY_PRIORITY
 from hpctop.actions.requests import ActionForbidden, ActionResult, Permission, Preview, queue_request
+from hpctop.backends.kueue.act import queue_kind_refusal
+from hpctop.backends.slinky.act import SLINKY_PARTITION, SLINKY_PRIORITY
 from hpctop.errors import ActionRefused
 from hpctop.sources.kube.transport import KubeClient
 

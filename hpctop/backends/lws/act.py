@@ -4,7 +4,7 @@ Why: it has no suspend field, so hold scales it to zero with the old count saved
 ``hpctop.io/held-replicas`` annotation, in one RV-guarded patch, and release restores that count
 (the engine's :class:`~hpctop.actions.engine.shapes.ScaledPlan`). A requeue is refused: scaling
 to zero and back is a hold and a release, which the user can do and see. Move is offered for the
-RBAC view because a Slinky LeaderWorkerSet's partition is an annotation (:mod:`.slinky`).
+RBAC view because a Slinky LeaderWorkerSet's partition is an annotation (:mod:`hpctop.backends.slinky.act`).
 """
 
 from __future__ import annotations

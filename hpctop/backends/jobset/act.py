@@ -3,7 +3,7 @@
 Why: ``spec.suspend`` on a JobSet suspends its child Jobs, which deletes their pods; releasing
 resumes them (SCHEDULERS.md §2.3). Cancel is a guarded Background DELETE, so the child Jobs and
 their pods go with it. Priority and move are refused (pod priority is immutable once admitted); a
-Kueue-managed JobSet is re-prioritized and moved through its Workload (:mod:`.kueue`).
+Kueue-managed JobSet is re-prioritized and moved through its Workload (:mod:`hpctop.backends.kueue.act`).
 """
 
 from __future__ import annotations
