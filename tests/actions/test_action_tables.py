@@ -15,8 +15,8 @@ import pytest
 from hpctop.actions.book import BOOK, KINDS, TABLES, table_of
 from hpctop.actions.engine.plan import ActionTable, PlanBook, where
 from hpctop.actions.requests import ActionKind
-from hpctop.backends.registry import BACKENDS
 from hpctop.backends.jobset.act import JobSetPlan
+from hpctop.backends.registry import BACKENDS
 
 
 def test_each_registered_backend_has_its_table_in_registry_order() -> None:
