@@ -94,6 +94,16 @@ async def test_a_422_from_validation_is_refused(fake: FakeApiServer, actions: Ku
     assert not result.ok and result.outcome == Outcome.REFUSED
 
 
+async def test_an_admission_webhooks_denial_is_refused(fake: FakeApiServer, actions: KubeActions) -> None:
+    seed(fake)
+    denial = 'admission webhook "vjob.kb.io" denied the request: spec.suspend: field is managed by Kueue'
+    fake.fail_write(JOBS, "patch", 400, reason="BadRequest", message=denial)
+    result = await only(actions, ActionRequest(ActionKind.HOLD, TRAIN))
+    assert not result.ok and result.outcome == Outcome.REFUSED
+    assert result.message.startswith("the server rejected hold of Job team-a/train: admission webhook")
+    assert len([w for w in fake.writes() if "dryRun" not in w.params]) == 1  # not retried
+
+
 async def test_a_refusal_before_sending_is_refused(fake: FakeApiServer, actions: KubeActions) -> None:
     seed(fake)
     result = await only(actions, ActionRequest(ActionKind.PRIORITY, TRAIN, value=10))
