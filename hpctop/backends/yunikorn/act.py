@@ -6,9 +6,12 @@ Why the ConfigMap: YuniKorn's REST API only reads; a queue's ``priority.offset``
 hot-reloads. So a change is: read the ConfigMap, change the one queue in the parsed document, ask
 YuniKorn to validate the result (``POST .../proxy/ws/v1/validate-conf``: a config it rejects
 would stop every later reload), then one merge patch of ``data["queues.yaml"]`` carrying the
-ConfigMap's resourceVersion, the server's dry run first. A concurrent edit is a 409 (never
-overwritten), and the rules of :mod:`hpctop.actions.kube` hold: access review before sending,
-audit records, a 403 explained and not retried, a lost answer settled by re-reading.
+ConfigMap's resourceVersion, the server's dry run first. The patch is sent by the actions engine
+(:meth:`~hpctop.actions.engine.core.ActionEngine.carry_out`), so its rules hold unchanged: access
+review before sending, audit records, a concurrent edit is a 409 (never overwritten), a 403
+explained and not retried, a lost answer settled by re-reading. Its flow differs from a job's
+only before the send (YuniKorn's own validation, no read in read-only mode), which is why it has a
+preview of its own; :class:`YuniKornQueuePlan` is its table entry (what ``permissions()`` offers).
 
 What it costs: the file is re-serialised from the parsed YAML, so its comments and layout are
 not kept. The preview says so, with the number of comment lines lost, and shows every changed
@@ -29,7 +32,7 @@ import orjson
 import yaml  # type: ignore[import-untyped]
 
 from hpctop.actions.engine.core import ActionEngine
-from hpctop.actions.engine.objects import status_message as _message
+from hpctop.actions.engine.objects import status_message
 from hpctop.actions.engine.plan import ActionTable, KindPlan, Need
 from hpctop.actions.engine.targets import FIELD_MANAGER, MERGE_PATCH, Seen, Step, Target
 from hpctop.actions.requests import (
@@ -228,7 +231,7 @@ class YuniKornQueues:
         if not verdict.ok:
             return Preview(
                 request, False, (),
-                refusal=f"YuniKorn's validate-conf failed (HTTP {verdict.status}): {_message(verdict)}",
+                refusal=f"YuniKorn's validate-conf failed (HTTP {verdict.status}): {status_message(verdict)}",
                 requests=described,
             )  # fmt: skip
         answer = verdict.json()
