@@ -344,3 +344,48 @@ def test_gpu_holders_come_from_dcgm_labels_or_are_said_to_be_unknown(reading: Re
     assert remapped is not None and cache.set_devices(dict(devices)) is None
     t4 = next(n for n in remapped.nodes if n.name == "lt-t4-shared")
     assert [s.used for s in t4.slots] == [750, 0, 250, 250]  # three unplaced replicas fill GPU 0
+
+
+def test_mig_mixed_counts_physical_gpus_and_slices_per_profile(reading: Reading) -> None:
+    """MIG ``mixed`` (4 A100s: 2 cut all-balanced, 2 whole): GPUs stay 4, a slice is its share of one.
+
+    In use: one whole GPU, a 3g.40gb (3/7), two 1g.10gb (1/7 each), two 2g.20gb (2/7 each): 2 GPUs
+    and 2 sevenths. The node is not ``alloc`` while a whole GPU and slices are free.
+    """
+    from hpctop.tables.nodes import GPU_COLUMNS, NODE_COLUMNS, gpu_rows, node_rows
+    from hpctop.tables.render import render_table
+    from hpctop.tui.gpumap import build_gpu_map
+
+    view = reading.view
+    node = next(r for r in node_rows(view.snapshot, view.result) if r["node"] == "lt-a100-mig-mixed")
+    assert (node["gpus_total"], node["gpus_alloc"], node["state"]) == (4, 2.286, "mix")
+    assert "gpu_shares" not in node
+    assert node["mig"] == {
+        "1g.10gb": {"total": 4, "allocated": 2, "free": 2},
+        "2g.20gb": {"total": 2, "allocated": 2, "free": 0},
+        "3g.40gb": {"total": 2, "allocated": 1, "free": 1},
+    }
+    assert "2.29/4, MIG 1g.10gb:2/4,2g.20gb:2/2,3g.40gb:1/2" in render_table([node], NODE_COLUMNS)
+    group = next(r for r in gpu_rows(view.snapshot, view.result) if r["model"] == "NVIDIA-A100-SXM4-80GB")
+    assert (group["total"], group["allocated"], group["free"], group["unavailable"]) == (4, 2.286, 1.714, 0)
+    assert "shares" not in group and "3g.40gb:1/2" in render_table([group], GPU_COLUMNS)
+    part = next(p for p in view.result.partitions if "lt-a100-mig-mixed" in p.nodes)
+    assert (part.capacity.gpu, part.allocated.gpu, part.free.gpu) == (4000, 2286, 1714)
+    snap = view.snapshot
+    parts = [("mixed", ["lt-a100-mig-mixed"])]
+    gpu_map = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts)
+    mixed = gpu_map.nodes[0]
+    # per pod, rounded to milli-GPU: 3/7 is 429, 1/7 143, 2/7 286
+    assert len(mixed.slots) == 4 and mixed.used == 2287 and mixed.gpu_text() == "2.287/4 GPUs"
+    rows = {r["name"]: r for r in reading.rows if r["namespace"] == "gpu-mig-mixed"}
+    assert "0.43 (1x3g.40gb)" in render_table([rows["mixed-3g"]], jobs_table.COLUMNS)
+
+
+def test_the_core_counts_shares_as_the_physical_gpus_they_are(reading: Reading) -> None:
+    """The partitions the core reports (console totals, history, forecasts' figures) count physical
+    GPUs: 4 time-sliced T4s with 5 of 16 replicas taken hold 1.25 GPUs, not 5 of 16 GPUs."""
+    parts = {p.name: p for p in reading.view.result.partitions}
+    t4 = parts["Tesla-T4-SHARED"]
+    assert (t4.capacity.gpu, t4.allocated.gpu, t4.free.gpu) == (4000, 1250, 2750)
+    mig = parts["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]
+    assert (mig.capacity.gpu, mig.allocated.gpu) == (8000, 3 * 8000 // 56)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from hpctop.model.resources import ZERO, Resources, fast_frozen_init
+from hpctop.model.resources import ZERO, Resources, fast_frozen_init, gpu_equivalent_milli
 from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
@@ -98,6 +98,17 @@ class GpuInventory:
         """Capacity in thousandths of a schedulable unit, the unit pods request."""
         return self.share_total * 1000
 
+    def used_milli(self, allocated: Resources) -> int:
+        """What ``allocated`` takes of :attr:`milli_total`: shares where shared, else milli-GPU
+        with MIG devices (``mixed`` strategy) counted as the share of a GPU each is."""
+        return allocated.gpu if self.is_shared else gpu_equivalent_milli(allocated)
+
+    def physical_milli(self, allocated: Resources) -> int:
+        """Physical milli-GPU that ``allocated`` holds on this node (a replica of 4: 250)."""
+        if self.is_shared:
+            return allocated.gpu * self.count // self.share_total if self.share_total else 0
+        return gpu_equivalent_milli(allocated)
+
 
 @fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
@@ -117,6 +128,17 @@ class Node:
     @property
     def schedulable(self) -> bool:
         return self.ready and not self.unschedulable
+
+    @property
+    def counts_gpus_apart(self) -> bool:
+        """Whether ``allocatable.gpu`` is not this node's physical GPUs (shares, or MIG slices
+        advertised per profile): capacity sums then count :attr:`GpuInventory.count` instead."""
+        return self.gpu.is_shared or bool(self.gpu.mig_devices)
+
+    @property
+    def gpu_capacity_milli(self) -> int:
+        """Physical GPUs in milli-GPU (a T4 time-sliced 4 ways is 1000, not 4000)."""
+        return self.gpu.count * 1000 if self.counts_gpus_apart else self.allocatable.gpu
 
 
 @fast_frozen_init  # built per event: see fast_frozen_init

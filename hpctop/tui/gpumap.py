@@ -4,7 +4,8 @@ A pod's devices are ``pod.gpu_indices`` on ``pod.node_name``; fractional pods (`
 1000 milli-GPU) share an index. On a node whose GPUs are shared (MIG ``single`` slices, time-slicing
 or MPS replicas: ``Node.gpu.is_shared``) a request counts shares, so it fills its share of a
 physical GPU (a 1g.10gb slice a seventh, one of 4 replicas a quarter) and the node says both
-counts (``4 GPUs / 16 shares, 5 used``). A live pod rarely names its devices; with
+counts (``4 GPUs / 16 shares, 5 used``); a MIG slice asked for by profile (``mixed`` strategy,
+``nvidia.com/mig-3g.40gb``) fills the share of a GPU it is (3/7). A live pod rarely names its devices; with
 ``--prometheus`` the DCGM exporter's per-GPU ``pod``/``namespace`` labels do (``devices``), and
 without them the holders are known per node only (``NodeGpus.unplaced``), which the pane says
 rather than pretending to know the cell. This module folds that into one :class:`NodeGpus` per node (fill and
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey
+from hpctop.model.resources import gpu_equivalent_milli
 from hpctop.tui.sanitize import sanitize_display
 
 FULL = "█"
@@ -151,15 +153,19 @@ def build_gpu_map(
         )
         for pk in sorted(pods_by_node.get(name, ())):  # frozenset order varies per process
             pod = pods.get(pk)
-            if pod is None or not pod.holds_resources or pod.requests.gpu <= 0:
+            if pod is None or not pod.holds_resources:
+                continue
+            # shares where shared, else milli-GPU with MIG slices as the share of a GPU each is
+            amount = pod.requests.gpu if ng.shares else gpu_equivalent_milli(pod.requests)
+            if amount <= 0:
                 continue
             holder_job = job_of.get(pk)
             holder = (
                 sanitize_display(holder_job.id if holder_job else f"{pk[0]}/{pk[1]}", cap=128),
                 sanitize_display((holder_job.queue if holder_job else None) or "", cap=128),
-                pod.requests.gpu / 1000,
+                amount / 1000,
             )
-            physical = pod.requests.gpu
+            physical = amount
             if ng.shares:
                 ng.shares_used += physical
                 physical = physical * count // ng.shares
