@@ -222,7 +222,9 @@ def test_nothing_was_dropped_silently(reading: Reading) -> None:
             key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
             pod = reading.view.snapshot.pods.get(key)
             assert pod is not None, f"{case.id}: pod {key} was not read"
-            if pod.is_placeholder or (pod.owner is not None and pod.owner.kind == "DaemonSet"):
+            if pod.is_placeholder or pod.capacity_reservation:
+                continue  # a YuniKorn placeholder stays with its job; a pause pod holds capacity only
+            if pod.owner is not None and pod.owner.kind == "DaemonSet":
                 continue
             assert key in listed, f"{case.id}: pod {key} is in no job row"
 
@@ -389,3 +391,18 @@ def test_the_core_counts_shares_as_the_physical_gpus_they_are(reading: Reading) 
     assert (t4.capacity.gpu, t4.allocated.gpu, t4.free.gpu) == (4000, 1250, 2750)
     mig = parts["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]
     assert (mig.capacity.gpu, mig.allocated.gpu) == (8000, 3 * 8000 // 56)
+
+
+def test_capacity_reservations_are_held_on_their_node_and_no_job(reading: Reading) -> None:
+    """Pause pods (Kubernetes' capacity placeholders, cluster-autoscaler's overprovisioning) hold
+    what they request on their node, are listed there as reservations, and make no job row."""
+    from hpctop.tables.nodes import node_rows, node_usage
+
+    view = reading.view
+    usage = node_usage(view.snapshot)["lt-cpu-0"]
+    pods = [p for p in view.snapshot.pods_on("lt-cpu-0") if p.capacity_reservation]
+    assert sorted(p.namespace for p in pods) == ["reserve-capacity-placeholder", "reserve-overprovisioning"]
+    assert usage.reserved_pods == 2 and usage.allocated.cpu >= 250  # 50m + 200m held
+    row = next(r for r in node_rows(view.snapshot, view.result) if r["node"] == "lt-cpu-0")
+    assert row["reserved_pods"] == 2
+    assert not [j for j in view.snapshot.jobs.values() if j.namespace.startswith("reserve-")]

@@ -247,6 +247,19 @@ def _state(workload: Workload | None, members: list[Pod], min_members: int) -> J
     return JobState.PENDING
 
 
+def is_capacity_reservation(workload: Workload | None, pods: Iterable[Pod]) -> bool:
+    """Whether an owner and its pods only hold capacity in reserve: ``pause`` containers and
+    nothing else (Kubernetes' "Overprovision Node Capacity for a Cluster" placeholders,
+    cluster-autoscaler's overprovisioning Deployment). They are kube-scheduler's reservation, held
+    until a pod of higher priority preempts them: shown per node, never as a user's job. A
+    YuniKorn placeholder is a pause pod too, but it stands in for its gang's members and stays
+    with their job."""
+    if workload is not None:
+        return workload.capacity_reservation
+    listed = [p for p in pods if not p.is_placeholder]
+    return bool(listed) and all(p.capacity_reservation for p in listed)
+
+
 def derive_job(
     key: JobKey, pods: Iterable[Pod], workload: Workload | None, evidence: JobEvidence | None = None
 ) -> Job | None:
@@ -258,6 +271,8 @@ def derive_job(
     if key[1] in NODE_SERVICE_KINDS:
         return None
     all_pods = sorted(pods, key=_BY_NAME)
+    if is_capacity_reservation(workload, all_pods):
+        return None
     if workload is None and evidence is None and len(all_pods) == 1 and not all_pods[0].is_placeholder:
         return _derive_lone_pod(key, all_pods[0])
     return _derive_general(key, all_pods, workload, evidence)

@@ -171,6 +171,9 @@ class Pod:
     status_reason: str | None
     terminated_reason: str | None
     restart_count: int = 0
+    #: every container is a ``pause`` image: a pod that only holds capacity (Kubernetes'
+    #: "overprovision node capacity" placeholders, cluster-autoscaler's overprovisioning), no work
+    capacity_reservation: bool = False
 
     @property
     def key(self) -> PodKey:
@@ -245,6 +248,8 @@ class Workload:
     queue: str | None = None
     #: phase of owners that report one (vcjob status.state.phase)
     phase: str | None = None
+    #: its pod template runs only ``pause`` containers: capacity held in reserve, not a job
+    capacity_reservation: bool = False
 
     @property
     def key(self) -> JobKey:

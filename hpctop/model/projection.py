@@ -392,10 +392,23 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         status.reason,
         terminated_reason,
         restarts,
+        pause_only(spec),
     )
 
 
 # -- Node -----------------------------------------------------------------------------------------------
+
+
+#: the pause container (``registry.k8s.io/pause:3.9``, ``k8s.gcr.io/pause``, ``.../pause-amd64:3.1``)
+_PAUSE_IMAGE = re.compile(r"(?:^|/)pause(?:-[a-z0-9]+)?(?:[:@].*)?$")
+
+
+def pause_only(spec: structs.PodSpecS) -> bool:
+    """Whether every container of ``spec`` is the pause image: a pod that holds capacity and runs
+    nothing, as Kubernetes' "Overprovision Node Capacity" task and cluster-autoscaler's
+    overprovisioning FAQ build their placeholders (their images are ``registry.k8s.io/pause``)."""
+    containers = spec.containers
+    return bool(containers) and all(_PAUSE_IMAGE.search(c.image) for c in containers)
 
 
 def _label_count(labels: dict[str, str], key: str, default: str) -> int:
@@ -470,13 +483,13 @@ def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quanti
         # time-slicing, MPS: gpu.count is the physical GPUs, each request takes one replica
         gpus = labelled or max(gpus, 1)
         shares = advertised if advertised != gpus else 0
-    if gpus > MAX_GPUS:
-        bounded(GPU_RESOURCE, gpus, LIMITS["gpu"])
+    whole = (MAX_GPUS, f"{MAX_GPUS} GPUs")  # physical GPUs of one node (LIMITS are milli-GPU)
+    bounded(GPU_RESOURCE, gpus, whole)
     if mig:
         # mixed: MIG-enabled GPUs are advertised per profile, not as nvidia.com/gpu
         sliced = math.ceil(sum(n * mig_profile_share(p) for p, n in mig))
-        gpus = labelled if labelled >= advertised + 1 else advertised + sliced
-        bounded(GPU_RESOURCE, gpus, LIMITS["gpu"])
+        gpus = labelled if labelled > advertised else advertised + sliced
+        bounded(GPU_RESOURCE, gpus, whole)
     return GpuInventory(
         product=product,
         count=gpus,
@@ -676,6 +689,7 @@ def workload_from_struct(w: structs.WorkloadS, kind: str | None = None, api_vers
         min_available=min_available,
         queue=(policy.queue if policy else None) or spec.queue,
         phase=status.state.phase if status.state is not None else None,
+        capacity_reservation=pause_only(tspec),
     )
 
 

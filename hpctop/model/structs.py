@@ -98,6 +98,7 @@ class ContainerS(WireStruct, frozen=True):
     needed = frozenset({"resources"})
 
     name: str = ""
+    image: str = ""
     resources: ResourcesS | None = None
 
 

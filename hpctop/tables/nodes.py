@@ -80,6 +80,9 @@ class NodeUsage:
     #: bound pods that are work, not node services (DaemonSet pods run on every node, cordoned
     #: or not, and never keep a cordoned node draining)
     work_pods: int | None = None
+    #: bound pods that only hold capacity in reserve (pause containers: kube-scheduler's
+    #: placeholders, cluster-autoscaler's overprovisioning), counted in ``allocated``
+    reserved_pods: int = 0
 
     @property
     def state(self) -> str:
@@ -109,14 +112,17 @@ def node_usage(snapshot: Snapshot) -> dict[str, NodeUsage]:
     for name in sorted(snapshot.nodes):
         node = snapshot.nodes[name]
         alloc = Resources()
-        count = work = 0
+        count = work = reserved = 0
         for pod in snapshot.pods_on(name):
             if pod.holds_resources:
                 alloc = alloc + pod.requests
                 count += 1
+                if pod.capacity_reservation:
+                    reserved += 1  # capacity held in reserve (pause containers): no work runs there
+                    continue
                 if pod.owner is None or pod.owner.kind not in NODE_SERVICE_KINDS:
                     work += 1
-        out[name] = NodeUsage(node, alloc, count, work)
+        out[name] = NodeUsage(node, alloc, count, work, reserved)
     return out
 
 
@@ -179,6 +185,8 @@ def node_rows(
         }
         if node.gpu.is_shared:
             row["gpu_shares"] = node.gpu.share_total
+        if usage.reserved_pods:
+            row["reserved_pods"] = usage.reserved_pods  # pause pods holding capacity in reserve
         mig = _mig(node, alloc)
         if mig:
             row["mig"] = mig
