@@ -179,6 +179,11 @@ def _observed_reason(pods: list[Pod]) -> Reason | None:
             return Reason(ReasonCode.QUOTA_EXCEEDED, "pod:PodScheduled", cond.message)
         if cond.reason == "Unschedulable":
             code, fragments = pod_reason(cond.message)
+            if pod.nominated_node and code == ReasonCode.RESOURCES:
+                # kube-scheduler preempted victims on that node and waits for them to leave
+                # (status.nominatedNodeName): the pod is preempting its way in, not waiting idle
+                message = f"preempting on node {pod.nominated_node}: {cond.message}"
+                return Reason(ReasonCode.PREEMPTING, "pod:nominatedNodeName", message, fragments)
             return Reason(code, "pod:PodScheduled", cond.message, fragments)
     return None
 

@@ -174,6 +174,8 @@ class Pod:
     #: every container is a ``pause`` image: a pod that only holds capacity (Kubernetes'
     #: "overprovision node capacity" placeholders, cluster-autoscaler's overprovisioning), no work
     capacity_reservation: bool = False
+    #: the node kube-scheduler preempted victims on for this pod (``status.nominatedNodeName``)
+    nominated_node: str | None = None
 
     @property
     def key(self) -> PodKey:

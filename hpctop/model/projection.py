@@ -393,6 +393,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         terminated_reason,
         restarts,
         pause_only(spec),
+        status.nominatedNodeName or None,
     )
 
 
@@ -609,6 +610,14 @@ def _replica_groups(spec: structs.WorkloadSpecS) -> list[tuple[ReplicaGroup, str
                     worker,
                 )
             )
+    elif spec.trainer is not None and spec.trainer.resourcesPerNode is not None:
+        # a TrainJob's own per-node resources override its runtime's (trainer.kubeflow.org v1alpha1)
+        nodes = count(spec.trainer.numNodes, "spec.trainer.numNodes", 1)
+        try:
+            per_node = _one_request(structs.ContainerS(resources=spec.trainer.resourcesPerNode))
+        except QuantityError as exc:
+            raise DecodeError(exc.detail, field="spec.trainer.resourcesPerNode") from None
+        out.append((ReplicaGroup("node", nodes, per_node), None))
     elif spec.tasks:
         for i, task in enumerate(spec.tasks):
             where = f"spec.tasks[{i}]"
