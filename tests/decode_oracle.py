@@ -326,6 +326,9 @@ def node_from_wire(w: WireNode) -> Node:
         )
 
     advertised = resources(allocatable_raw).gpu // 1000
+    if not advertised and "nvidia.com/gpu.shared" in allocatable_raw:  # renameByDefault replicas
+        shared = allocatable_raw["nvidia.com/gpu.shared"]
+        advertised = bounded("nvidia.com/gpu.shared", to_int(shared), per_node)
     mig = tuple(
         (p, n)
         for p, n in sorted(

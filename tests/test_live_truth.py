@@ -436,3 +436,19 @@ def test_capacity_reservations_are_held_on_their_node_and_no_job(reading: Readin
     row = next(r for r in node_rows(view.snapshot, view.result) if r["node"] == "lt-cpu-0")
     assert row["reserved_pods"] == 2
     assert not [j for j in view.snapshot.jobs.values() if j.namespace.startswith("reserve-")]
+
+
+def test_renamed_shares_count_as_shares_of_physical_gpus(reading: Reading) -> None:
+    """renameByDefault (the device plugin's README): 2 L4s x 4 replicas advertised as
+    ``nvidia.com/gpu.shared``; 3 pods each hold one share, a quarter of an L4."""
+    from hpctop.tables.nodes import NODE_COLUMNS, gpu_rows, node_rows
+    from hpctop.tables.render import render_table
+
+    view = reading.view
+    node = next(r for r in node_rows(view.snapshot, view.result) if r["node"] == "lt-l4-renamed")
+    assert (node["gpus_total"], node["gpu_shares"], node["gpus_alloc"], node["state"]) == (2, 8, 3, "mix")
+    assert "2 GPUs / 8 shares, 3 used" in render_table([node], NODE_COLUMNS)
+    group = next(r for r in gpu_rows(view.snapshot, view.result) if r["model"] == "NVIDIA-L4-SHARED")
+    assert (group["total"], group["shares"], group["allocated"], group["free"]) == (2, 8, 3, 5)
+    part = next(p for p in view.result.partitions if "lt-l4-renamed" in p.nodes)
+    assert (part.capacity.gpu, part.allocated.gpu, part.free.gpu) == (2000, 750, 1250)

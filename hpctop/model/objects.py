@@ -99,15 +99,17 @@ class GpuInventory:
         return self.share_total * 1000
 
     def used_milli(self, allocated: Resources) -> int:
-        """What ``allocated`` takes of :attr:`milli_total`: shares where shared, else milli-GPU
-        with MIG devices (``mixed`` strategy) counted as the share of a GPU each is."""
-        return allocated.gpu if self.is_shared else gpu_equivalent_milli(allocated)
+        """What ``allocated`` takes of :attr:`milli_total`: shares where shared (``nvidia.com/gpu``
+        or, renamed, ``nvidia.com/gpu.shared``), else milli-GPU with MIG devices (``mixed``
+        strategy) counted as the share of a GPU each is."""
+        return gpu_equivalent_milli(allocated)
 
     def physical_milli(self, allocated: Resources) -> int:
         """Physical milli-GPU that ``allocated`` holds on this node (a replica of 4: 250)."""
+        used = gpu_equivalent_milli(allocated)
         if self.is_shared:
-            return allocated.gpu * self.count // self.share_total if self.share_total else 0
-        return gpu_equivalent_milli(allocated)
+            return used * self.count // self.share_total if self.share_total else 0
+        return used
 
 
 @fast_frozen_init  # built per event: see fast_frozen_init

@@ -39,6 +39,7 @@ from hpctop.model.objects import (
 from hpctop.model.quantity import LIMITS, MAX_GPUS, bounded, to_int
 from hpctop.model.resources import (
     GPU_RESOURCE,
+    GPU_SHARED_RESOURCE,
     MIG_PREFIX,
     MIG_PROFILE,
     ZERO,
@@ -456,6 +457,9 @@ def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quanti
     if mig_strategy == "single":  # the advertised are slices: bound them as MIG devices
         gpu_limit = (MAX_GPUS * 7, f"{MAX_GPUS * 7} MIG devices")
     advertised = bounded(GPU_RESOURCE, to_int(allocatable.get(GPU_RESOURCE, 0)), gpu_limit)
+    if not advertised and GPU_SHARED_RESOURCE in allocatable:
+        # time-slicing/MPS with renameByDefault: the replicas are advertised as nvidia.com/gpu.shared
+        advertised = bounded(GPU_SHARED_RESOURCE, to_int(allocatable[GPU_SHARED_RESOURCE]), gpu_limit)
     if not advertised and ALIBABA_COUNT in allocatable:
         advertised = bounded(ALIBABA_COUNT, to_int(allocatable[ALIBABA_COUNT]), LIMITS["gpu"])
     mig = tuple(

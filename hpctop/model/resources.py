@@ -291,16 +291,20 @@ def mig_counts(r: Resources) -> dict[str, int]:
 
 
 def gpu_equivalent_milli(r: Resources) -> int:
-    """``nvidia.com/gpu`` units plus MIG devices as the share of one GPU each is, in milli-GPU.
+    """``nvidia.com/gpu`` units (and ``nvidia.com/gpu.shared`` ones, the device plugin's name for
+    time-sliced or MPS replicas under ``renameByDefault``) plus MIG devices as the share of one GPU
+    each is, in milli-GPU.
 
     Summed exactly, then rounded: an A100 cut ``1g.10gb`` x2, ``2g.20gb``, ``3g.40gb`` is 1000.
     """
     if not r.extended:
         return r.gpu
+    shared = r.get(GPU_SHARED_RESOURCE) * 1000
     slices = mig_counts(r)
     if not slices:
-        return r.gpu
-    return r.gpu + round(sum((n * mig_profile_share(p) for p, n in slices.items()), Fraction(0)) * 1000)
+        return r.gpu + shared
+    sliced = sum((n * mig_profile_share(p) for p, n in slices.items()), Fraction(0))
+    return r.gpu + shared + round(sliced * 1000)
 
 
 def total(vectors: Iterable[Resources]) -> Resources:

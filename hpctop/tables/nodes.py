@@ -98,7 +98,7 @@ class NodeUsage:
                 alloc.get(MIG_PREFIX + profile) >= total for profile, total in node.gpu.mig_devices
             )
         elif node.gpu.count > 0:
-            full = alloc.gpu >= node.gpu.milli_total
+            full = node.gpu.used_milli(alloc) >= node.gpu.milli_total
         else:
             full = node.allocatable.cpu > 0 and alloc.cpu >= node.allocatable.cpu
         if full:

@@ -156,7 +156,7 @@ def build_gpu_map(
             if pod is None or not pod.holds_resources:
                 continue
             # shares where shared, else milli-GPU with MIG slices as the share of a GPU each is
-            amount = pod.requests.gpu if ng.shares else gpu_equivalent_milli(pod.requests)
+            amount = gpu_equivalent_milli(pod.requests)
             if amount <= 0:
                 continue
             holder_job = job_of.get(pk)
