@@ -452,3 +452,34 @@ def test_renamed_shares_count_as_shares_of_physical_gpus(reading: Reading) -> No
     assert (group["total"], group["shares"], group["allocated"], group["free"]) == (2, 8, 3, 5)
     part = next(p for p in view.result.partitions if "lt-l4-renamed" in p.nodes)
     assert (part.capacity.gpu, part.allocated.gpu, part.free.gpu) == (2000, 750, 1250)
+
+
+def test_a_queue_counts_mig_slices_as_the_share_of_a_gpu_they_are() -> None:
+    """A queue guaranteed 14 ``nvidia.com/mig-1g.10gb`` (Kueue quotas name MIG profiles as resources)
+    is guaranteed 2 GPUs' worth; using one 3g.40gb uses 3/7 of one, not 0 GPUs."""
+    from hpctop.model.policy import QueueState
+    from hpctop.model.resources import Resources
+    from hpctop.scheduling.types import QueueStatus
+    from hpctop.tables.queues import queue_row
+
+    status = QueueStatus(
+        path="root.mig",
+        parent="root",
+        children=(),
+        depth=1,
+        state=QueueState.OPEN,
+        guaranteed=Resources.from_k8s({"nvidia.com/mig-1g.10gb": "14"}, aggregate=True),
+        max=None,
+        used=Resources.from_k8s({"nvidia.com/mig-3g.40gb": "1"}),
+        pending=Resources.from_k8s({"nvidia.com/gpu": "1", "nvidia.com/mig-2g.20gb": "1"}),
+        running_jobs=1,
+        pending_jobs=1,
+        dominant_share=0.0,
+        dominant_resource="",
+        cluster_share=0.0,
+        normalized_share=1.0,
+        fairshare_factor=1.0,
+        borrowing=False,
+    )
+    row = queue_row(status)
+    assert (row["guaranteed_gpus"], row["used_gpus"], row["pending_gpus"]) == (2, 0.429, 1.286)
