@@ -408,7 +408,8 @@ def test_mig_mixed_counts_physical_gpus_and_slices_per_profile(reading: Reading)
     gpu_map = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts)
     mixed = gpu_map.nodes[0]
     # per pod, rounded to milli-GPU: 3/7 is 429, 1/7 143, 2/7 286
-    assert len(mixed.slots) == 4 and mixed.used == 2287 and mixed.gpu_text() == "2.287/4 GPUs"
+    assert len(mixed.slots) == 4 and mixed.used == 2287
+    assert mixed.gpu_text() == "2.287/4 GPUs, MIG 1g.10gb:2/4,2g.20gb:2/2,3g.40gb:1/2"
     rows = {r["name"]: r for r in reading.rows if r["namespace"] == "gpu-mig-mixed"}
     assert "0.43 (1x3g.40gb)" in render_table([rows["mixed-3g"]], jobs_table.COLUMNS)
 
