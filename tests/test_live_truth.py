@@ -484,3 +484,10 @@ def test_a_queue_counts_mig_slices_as_the_share_of_a_gpu_they_are() -> None:
     )
     row = queue_row(status)
     assert (row["guaranteed_gpus"], row["used_gpus"], row["pending_gpus"]) == (2, 0.429, 1.286)
+
+
+def test_a_forecast_on_shared_gpus_counts_shares_not_gpus(reading: Reading) -> None:
+    """The core's reason for a pod too big for a time-sliced node names what is free there as
+    shares (GFD's ``-SHARED`` product), never as 11 free GPUs on a node of 4."""
+    row = next(r for r in reading.rows if r["namespace"] == "gpu-shares-forecast")
+    assert "largest free 11 GPU shares" in row["reason_message"], row["reason_message"]
