@@ -121,8 +121,8 @@ def _fits_alone(nf: NodeFree, resource: str, req: Request) -> bool:
 def shares_gpus(nf: NodeFree | None) -> bool:
     """Whether a node's ``nvidia.com/gpu`` units are shares, not GPUs: GPU Feature Discovery names
     such a product ``<model>-SHARED`` (time-slicing, MPS) or ``<model>-MIG-<profile>`` (MIG single)."""
-    product = nf.product if nf is not None else None
-    return bool(product) and (product.endswith("-SHARED") or "-MIG-" in product)
+    product = (nf.product if nf is not None else None) or ""
+    return product.endswith("-SHARED") or "-MIG-" in product
 
 
 def _free_text(resource: str, value: int, req: Request, nf: NodeFree | None = None) -> str:
