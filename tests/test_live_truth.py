@@ -490,3 +490,39 @@ def test_a_forecast_on_shared_gpus_counts_shares_not_gpus(reading: Reading) -> N
     shares (GFD's ``-SHARED`` product), never as 11 free GPUs on a node of 4."""
     row = next(r for r in reading.rows if r["namespace"] == "gpu-shares-forecast")
     assert "largest free 11 GPU shares" in row["reason_message"], row["reason_message"]
+
+
+@pytest.mark.parametrize(
+    ("product", "advertised", "physical"),
+    [
+        ("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", 56, 8),  # all-1g.10gb: 7 a GPU
+        ("NVIDIA-A100-SXM4-80GB-MIG-3g.40gb", 16, 8),  # all-3g.40gb: 2 a GPU
+        ("NVIDIA-H100-80GB-HBM3-MIG-1g.20gb", 32, 8),  # all-1g.20gb: 4 a GPU (memory-bound)
+        ("A100-SXM4-40GB-MIG-2g.10gb", 24, 8),  # all-2g.10gb: 3 a GPU
+        ("NVIDIA-A30-MIG-1g.6gb", 16, 4),  # all-1g.6gb: 4 a GPU (the A30 has 4 slices)
+        ("NVIDIA-A100-SXM4-80GB-MIG-7g.80gb", 8, 8),  # all-7g.80gb: a slice is the GPU
+    ],
+)
+def test_mig_single_physical_gpus_follow_from_the_profile(
+    product: str, advertised: int, physical: int
+) -> None:
+    """MIG ``single``: GFD overrides ``gpu.count`` with the MIG devices, so the physical GPUs are
+    the devices over what one GPU holds of that profile (the GPU operator's mig-parted
+    ``all-<profile>`` configs, assets/state-mig-manager/0400_configmap.yaml)."""
+    import orjson
+
+    from hpctop.model.decode import decode_object
+
+    labels = {
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.count": str(advertised),
+        "nvidia.com/mig.strategy": "single",
+        "nvidia.com/gpu.replicas": "1",
+    }
+    raw = {
+        "metadata": {"name": "n", "labels": labels},
+        "status": {"allocatable": {"cpu": "8", "nvidia.com/gpu": str(advertised)}},
+    }
+    node = decode_object("Node", orjson.dumps(raw))
+    assert node.gpu.count == physical
+    assert node.gpu.share_total == advertised and node.gpu.is_shared == (advertised != physical)
