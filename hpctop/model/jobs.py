@@ -249,14 +249,15 @@ def _state(workload: Workload | None, members: list[Pod], min_members: int) -> J
 
 
 def is_capacity_reservation(workload: Workload | None, pods: Iterable[Pod]) -> bool:
-    """Whether an owner and its pods only hold capacity in reserve: ``pause`` containers and
-    nothing else (Kubernetes' "Overprovision Node Capacity for a Cluster" placeholders,
-    cluster-autoscaler's overprovisioning Deployment). They are kube-scheduler's reservation, held
-    until a pod of higher priority preempts them: shown per node, never as a user's job. A
-    YuniKorn placeholder is a pause pod too, but it stands in for its gang's members and stays
-    with their job."""
-    if workload is not None:
-        return workload.capacity_reservation
+    """Whether an owner and its pods only hold capacity in reserve: ``pause`` containers at a
+    negative priority and nothing else (Kubernetes' "Overprovision Node Capacity for a Cluster"
+    placeholders, cluster-autoscaler's overprovisioning Deployment). They are kube-scheduler's
+    reservation, held until a pod of higher priority preempts them: shown per node, never as a
+    user's job. The pods decide (only they carry the resolved priority): a pause Deployment whose
+    pods are at priority 0 is a test workload and stays a job. A YuniKorn placeholder is a pause
+    pod too, but it stands in for its gang's members and stays with their job."""
+    if workload is not None and not workload.capacity_reservation:
+        return False
     listed = [p for p in pods if not p.is_placeholder]
     return bool(listed) and all(p.capacity_reservation for p in listed)
 

@@ -173,8 +173,9 @@ class Pod:
     status_reason: str | None
     terminated_reason: str | None
     restart_count: int = 0
-    #: every container is a ``pause`` image: a pod that only holds capacity (Kubernetes'
-    #: "overprovision node capacity" placeholders, cluster-autoscaler's overprovisioning), no work
+    #: every container is a ``pause`` image and its priority is negative: a pod that only holds
+    #: capacity until a pod of normal priority preempts it (Kubernetes' "overprovision node
+    #: capacity" placeholders at -1000, cluster-autoscaler's overprovisioning at -10), no work
     capacity_reservation: bool = False
     #: the node kube-scheduler preempted victims on for this pod (``status.nominatedNodeName``)
     nominated_node: str | None = None

@@ -393,7 +393,9 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         status.reason,
         terminated_reason,
         restarts,
-        pause_only(spec),
+        # a pause pod below every default priority is held capacity (pause images also make
+        # test workloads: those keep priority >= 0 and stay jobs)
+        pause_only(spec) and spec.priority is not None and spec.priority < 0,
         status.nominatedNodeName or None,
     )
 
