@@ -17,15 +17,13 @@ from dataclasses import dataclass
 
 from hpctop.model.backends.queues import CLOSED_STATES
 from hpctop.model.objects import (
-    VOLCANO_GROUP,
     KueueWorkload,
     PodGroup,
     QueueInfo,
     Reason,
     ReasonFragment,
 )
-from hpctop.model.resources import ZERO
-from hpctop.model.states import JobState, ReasonCode
+from hpctop.model.states import ReasonCode
 
 _PRECEDENCE = {code: i for i, code in enumerate(ReasonCode)}
 
@@ -160,22 +158,6 @@ def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
     return ReasonCode.UNSCHEDULABLE, fragments
 
 
-# -- state ---------------------------------------------------------------------------------------
-
-
-def pod_group_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
-    """A gang's PodGroup phase weighed against the pods (None: no PodGroup, or nothing to add)."""
-    pg = ev.pod_group
-    if pg is not None and not state.is_finished and not bound and state != JobState.HELD:
-        if pg.group == VOLCANO_GROUP and pg.phase in ("Pending", "Inqueue"):
-            return JobState.PENDING
-        if pg.group != VOLCANO_GROUP and pg.phase in ("Pending", "PreScheduling", "Scheduling"):
-            return JobState.PENDING
-        if pg.phase == "Failed":
-            return JobState.FAILED
-    return None
-
-
 # -- reasons -------------------------------------------------------------------------------------
 
 
@@ -186,74 +168,3 @@ def queue_reason(info: QueueInfo | None, source: str) -> Reason | None:
     where = re.split(r"[ =]", info.state_reason, maxsplit=1)[0] or source
     detail = f" ({info.state_reason})" if info.state_reason else ""
     return Reason(ReasonCode.QUEUE_HELD, where, f"queue {info.path} is {info.state}{detail}")
-
-
-_VOLCANO_UNSCHEDULABLE = {
-    "NotEnoughResources": ReasonCode.RESOURCES,
-    "NotEnoughTasks": ReasonCode.GANG_INCOMPLETE,
-    "NotEnoughPodsOfTask": ReasonCode.GANG_INCOMPLETE,
-}
-
-
-def _pod_group_reasons(pg: PodGroup, ev: JobEvidence, live_members: int) -> list[Reason]:
-    out: list[Reason] = []
-    prefix = "vc" if pg.group == VOLCANO_GROUP else "coscheduling"
-    found = queue_reason(ev.queue_info, f"{prefix}:Queue.state")
-    if found is not None:
-        out.append(found)
-    unschedulable = pg.condition("Unschedulable")
-    if unschedulable is not None:
-        code = _VOLCANO_UNSCHEDULABLE.get(unschedulable.reason, ReasonCode.UNSCHEDULABLE)
-        out.append(
-            Reason(code, f"{prefix}:PodGroup.Unschedulable", unschedulable.message or unschedulable.reason)
-        )
-    if live_members < pg.min_member:
-        out.append(
-            Reason(
-                ReasonCode.GANG_INCOMPLETE,
-                f"{prefix}:PodGroup.minMember",
-                f"{live_members} of minMember {pg.min_member} pods exist",
-            )
-        )
-    if pg.group == VOLCANO_GROUP and unschedulable is None:
-        info = ev.queue_info
-        if pg.phase == "Pending":
-            if info is not None and info.max is not None and _used_up(info):
-                out.append(
-                    Reason(
-                        ReasonCode.QUOTA_EXCEEDED,
-                        "vc:Queue.capability",
-                        f"queue {info.path} capability used up",
-                    )
-                )
-            else:
-                out.append(Reason(ReasonCode.PRIORITY, "vc:PodGroup.phase", "Pending: not yet enqueued"))
-        elif pg.phase == "Inqueue":
-            out.append(
-                Reason(
-                    ReasonCode.WAITING_FOR_SCHEDULING,
-                    "vc:PodGroup.phase",
-                    "Inqueue: the queue has room, waiting for allocation",
-                )
-            )
-    return out
-
-
-def _used_up(info: QueueInfo) -> bool:
-    cap = info.max
-    if cap is None:
-        return False
-    used = info.allocated
-    if (cap.gpu and used.gpu >= cap.gpu) or (cap.cpu and used.cpu >= cap.cpu):
-        return True
-    if cap.memory and used.memory >= cap.memory:
-        return True
-    have = dict(used.extended)
-    return any(v and have.get(k, 0) >= v for k, v in cap.extended) and cap != ZERO
-
-
-def pod_group_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason] | None:
-    """The PodGroup's reasons for a waiting gang (None: no PodGroup, or the gang is starting)."""
-    if ev.pod_group is None or state == JobState.STARTING:
-        return None
-    return _pod_group_reasons(ev.pod_group, ev, live_members)
