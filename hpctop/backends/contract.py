@@ -157,6 +157,8 @@ class Backend:
     read_only: str = ""
     #: API group → the backend name its presence reveals (groups detected but not watched included)
     detects: Mapping[str, str] = field(default_factory=dict)
+    #: label and annotation prefixes (or keys) it reads on pods and owners
+    labels: tuple[str, ...] = ()
     #: resources it only writes (requested only where discovery lists them)
     writes: tuple[ResourceSpec, ...] = ()
     #: decoder key → (Struct, projection), for every kind it decodes

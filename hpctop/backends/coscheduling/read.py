@@ -55,6 +55,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/50_coscheduling.yaml",),
     reasons=frozenset({ReasonCode.GANG_INCOMPLETE}),
     actions="hpctop.backends.coscheduling.act",
+    labels=("scheduling.x-k8s.io/pod-group",),
     detects={COSCHEDULING_GROUP: "coscheduling"},
     decoders={COSCHEDULING_PODGROUP: (WirePodGroup, pod_group_projection(COSCHEDULING_GROUP))},
     object_kinds=frozenset({COSCHEDULING_PODGROUP}),

@@ -21,6 +21,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml",),
     reasons=frozenset(),
     actions="hpctop.backends.jobset.act",
+    labels=("jobset.sigs.k8s.io/",),
     detects={"jobset.x-k8s.io": "jobset"},
     decoders={"JobSet": workload_decoder("JobSet")},
 )

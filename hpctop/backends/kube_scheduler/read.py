@@ -138,8 +138,9 @@ def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
     return ReasonCode.UNSCHEDULABLE, fragments
 
 
-#: what kube-scheduler's pod conditions can say (:func:`pod_reason`, and ``SchedulingGated``);
-#: the gang codes are coscheduling's PreFilter, a kube-scheduler plugin, writing on the pod
+#: what pod conditions can say (:func:`pod_reason`, ``SchedulingGated``, and YuniKorn's
+#: ``SchedulingSkipped``: a used-up queue quota); the gang codes are coscheduling's PreFilter, a
+#: kube-scheduler plugin, writing on the pod
 REASONS: frozenset[ReasonCode] = frozenset(
     {
         ReasonCode.GATED,
@@ -150,6 +151,7 @@ REASONS: frozenset[ReasonCode] = frozenset(
         ReasonCode.UNSCHEDULABLE,
         ReasonCode.GANG_INCOMPLETE,
         ReasonCode.GANG_TIMEOUT,
+        ReasonCode.QUOTA_EXCEEDED,
     }
 )
 

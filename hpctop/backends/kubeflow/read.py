@@ -41,6 +41,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml", "tests/fixtures/live_truth/70_more.yaml"),
     reasons=frozenset(),
     actions="hpctop.backends.kubeflow.act",
+    labels=("training.kubeflow.org/",),
     detects={KUBEFLOW_GROUP: "kubeflow", TRAINER_GROUP: "kubeflow-trainer"},
     decoders={kind: workload_decoder(kind) for kind in dict.fromkeys(a[0].kind for a in WATCHES)},
 )

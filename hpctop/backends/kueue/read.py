@@ -470,6 +470,7 @@ BACKEND = Backend(
     ),
     reasons=REASONS,
     actions="hpctop.backends.kueue.act",
+    labels=("kueue.x-k8s.io/",),
     detects={KUEUE_GROUP: "kueue", VISIBILITY_GROUP: "kueue-visibility"},
     decoders={
         KUEUE_WORKLOAD: (WireKueueWorkload, kueue_workload_from_wire),

@@ -22,6 +22,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml",),
     reasons=frozenset(),
     actions="hpctop.backends.lws.act",
+    labels=("leaderworkerset.sigs.k8s.io/",),
     detects={"leaderworkerset.x-k8s.io": "leaderworkerset"},
     decoders={"LeaderWorkerSet": workload_decoder("LeaderWorkerSet")},
 )

@@ -20,5 +20,6 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml",),
     reasons=frozenset(),  # the wait is Slurm's to explain (hpctop.sources.slurm)
     actions="hpctop.backends.slinky.act",
+    labels=("slurmjob.slinky.slurm.net/", "slinky.slurm.net/", "sunk.coreweave.com/"),
     detects={"sunk.coreweave.com": "sunk", "slinky.slurm.net": "slinky"},
 )

@@ -308,6 +308,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/40_volcano.yaml", "tests/fixtures/backends/volcano.json"),
     reasons=REASONS,
     actions="hpctop.backends.volcano.act",
+    labels=("scheduling.k8s.io/group-name", "scheduling.volcano.sh/", "volcano.sh/"),
     detects={VOLCANO_GROUP: "volcano", VOLCANO_BATCH_GROUP: "volcano", "bus.volcano.sh": "volcano"},
     writes=(VOLCANO_COMMANDS,),
     decoders={

@@ -126,11 +126,10 @@ def decode_queue_tree(raw: bytes) -> tuple[QueueInfo, ...]:
     return tuple(out)
 
 
-#: what YuniKorn's evidence can say: a closed queue, a used-up quota (``SchedulingSkipped``), a
-#: gang whose placeholders are not all allocated
-REASONS: frozenset[ReasonCode] = frozenset(
-    {ReasonCode.QUEUE_HELD, ReasonCode.QUOTA_EXCEEDED, ReasonCode.GANG_INCOMPLETE}
-)
+#: what YuniKorn's own evidence says of a job: a gang whose placeholders are not all allocated
+#: (``yk:placeholders``). Its ``SchedulingSkipped`` is a pod condition, read with the others
+#: (kube-scheduler's list); a closed queue is the scheduling core's QueueHeld, from this tree.
+REASONS: frozenset[ReasonCode] = frozenset({ReasonCode.GANG_INCOMPLETE})
 
 BACKEND = Backend(
     name="yunikorn",
@@ -140,4 +139,5 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/30_yunikorn.yaml", "tests/fixtures/backends/yunikorn_queues.json"),
     reasons=REASONS,
     actions="hpctop.backends.yunikorn.act",
+    labels=("yunikorn.apache.org/", "applicationId"),
 )
