@@ -163,6 +163,9 @@ class Backend:
     writes: tuple[ResourceSpec, ...] = ()
     #: decoder key → (Struct, projection), for every kind it decodes
     decoders: Mapping[str, Decoder] = field(default_factory=dict)
+    #: the bare kinds the actions and the console name its objects by → its decoder keys
+    #: (``Workload`` → ``Workload.kueue.x-k8s.io``)
+    aliases: Mapping[str, str] = field(default_factory=dict)
     #: decoder keys whose objects the store keeps in ``objects`` (not owner kinds, not pods)
     object_kinds: frozenset[str] = frozenset()
     #: the discovery choice; None: :func:`first_served` over ``watches``

@@ -117,6 +117,8 @@ def _decoders() -> dict[str, Decoder]:
 
 #: decoder key (the model's kind) → (its Struct, its projection), every backend's
 DECODERS: Mapping[str, Decoder] = _decoders()
+#: the bare kinds the actions and the console key jobs and queues by → the decoder key
+ALIASES: Mapping[str, str] = {bare: kind for b in BACKENDS for bare, kind in b.aliases.items()}
 #: decoder key → the (group, kind) its objects carry in their store key, for backend objects
 OBJECT_KINDS: Mapping[str, tuple[str, str]] = {
     kind: split_kind(kind) for b in BACKENDS for kind in sorted(b.object_kinds)
@@ -198,6 +200,7 @@ def place_in_queue(ev: JobEvidence, queue_name: str | None, index: QueueIndex) -
 
 
 __all__ = [
+    "ALIASES",
     "BACKENDS",
     "CORE_RESOURCES",
     "CORE_WRITES",

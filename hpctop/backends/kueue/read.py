@@ -479,6 +479,7 @@ BACKEND = Backend(
         COHORT: (WireCohort, lambda w, _: cohort_from_wire(w)),
         RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
     },
+    aliases={"Workload": KUEUE_WORKLOAD, "ClusterQueue": CLUSTER_QUEUE, "LocalQueue": LOCAL_QUEUE},
     object_kinds=frozenset({KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR}),
     select=select,
     job_state=job_state,
