@@ -75,6 +75,8 @@ from hpctop.model.states import JobState, ReasonCode
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+#: the visibility API's versions, preferred first (v1alpha1 in the earliest releases)
+VISIBILITY_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # preferred first (SCHEDULERS.md §5.1)
 #: Cohort was v1alpha1 before it joined the group's versions
 COHORT_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
@@ -130,7 +132,7 @@ def select(apis: ServedApis) -> Selection:
             picked = _cohort(spec, served, apis) if spec.kind == COHORT else spec
             if picked is not None and apis.available(picked):
                 chosen.append(picked)
-    for v in ("v1beta2", "v1beta1", "v1alpha1"):  # the visibility API (pending positions)
+    for v in VISIBILITY_VERSIONS:  # the visibility API (pending positions)
         if v in apis.versions(VISIBILITY_GROUP):
             versions[VISIBILITY_GROUP] = v
             break
