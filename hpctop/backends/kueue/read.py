@@ -1,14 +1,14 @@
 """Kueue's read side: what hpctop watches, how it decodes it, how a Workload explains a job.
 
-Why one module: a newcomer asking "what does hpctop do with Kueue?" reads this file (and ``act``
-beside it for the actions). Kueue (kubernetes-sigs/kueue, SCHEDULERS.md §5) admits *suspended*
+Why one folder: a newcomer asking "what does hpctop do with Kueue?" reads this file, ``wire``
+beside it (the Structs and projections) and ``act`` (the actions). Kueue (kubernetes-sigs/kueue, SCHEDULERS.md §5) admits *suspended*
 jobs by quota: its Workload, one per job, carries the verdict in conditions (``QuotaReserved``,
 ``Admitted``, ``Evicted``, ``PodsReady``, ``Finished``) and the queue in ``spec.queueName`` (a
 LocalQueue) → ``status.admission.clusterQueue``. Here:
 
 - **watches**: Workload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, at v1beta2 or v1beta1
   (the served version decides; Cohort may be served at v1alpha1 on older releases);
-- **decodes**: one wire model reads both versions (``cohort`` vs ``cohortName``,
+- **decodes** (:mod:`hpctop.backends.kueue.wire`): one wire model reads both versions (``cohort`` vs ``cohortName``,
   ``priorityClassName`` vs ``priorityClassRef``); lists marked ``omitempty`` upstream are optional
   here, missing meaning empty. Quota amounts are summed over many nodes, so they are bounded as
   aggregates (never negative, at most 2^60), not per node;
@@ -19,7 +19,8 @@ LocalQueue) → ``status.admission.clusterQueue``. Here:
   there), LocalQueues are listed as kind ``local`` at ``<cq path>.<namespace>/<name>`` for display
   and carry no quota. Kueue quotas are summed over flavors into ``guaranteed`` (per-flavor detail
   stays in ``flavors``); ``max`` is nominal + borrowingLimit per resource, or no limit where a
-  ClusterQueue in a cohort may borrow without one; a top-level cohort's ``max`` is its pool.
+  ClusterQueue in a cohort may borrow without one; a top-level cohort's ``max`` is its pool
+  (what its members and it hold), its ``borrowed`` what its members borrow from one another.
 
 It imports the model (and the neutral helpers in :mod:`hpctop.model.backends`) only.
 """

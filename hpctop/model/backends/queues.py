@@ -8,23 +8,13 @@ backend's ``fold_queues``) into :class:`QueueInfo` records and
 :func:`policy_from_snapshot` turns those into ``QueueSpec``s, so the core's fair-share, limits and
 "QueueHeld" reasons follow what the cluster says instead of a config file.
 
-Paths (the choice the issue asked to document):
-
-- Kueue: ``root.<cohort>[.<child cohort>...].<clusterqueue>``; a ClusterQueue without a cohort is
-  ``root.<clusterqueue>``. A job admitted (or waiting) through LocalQueue ``team-a/gpu`` has
-  ``Job.queue`` = its ClusterQueue's path: quota lives on ClusterQueues, so that is where the core
-  must count it. LocalQueues are listed as kind ``local`` at ``<cq path>.<namespace>/<name>`` for
-  display, and left out of the policy (they carry no quota).
-- Volcano: ``spec.parent`` chain (or the ``volcano.sh/hierarchy`` annotation) under ``root``; the
-  default queue is ``root.default``.
-- YuniKorn: its own dotted paths, unchanged.
+Paths (the choice the issue asked to document) are each backend's, in its ``read`` module
+(Kueue: ``root.<cohort>...<clusterqueue>``, LocalQueues as kind ``local`` for display only;
+Volcano: the ``spec.parent`` chain; YuniKorn: its own dotted paths, unchanged). This module holds
+what they share: the index, the escaping and the policy.
 
 Names containing dots (legal for Kueue objects) are written with ``_dot_``, YuniKorn's rule, so a
-path always splits back into its parts. Kueue quotas are summed over flavors into ``guaranteed``
-(per-flavor detail stays in ``flavors``); ``max`` is nominal + borrowingLimit per resource, or no
-limit (0) where a ClusterQueue in a cohort may borrow without one; a top-level cohort's ``max`` is
-its pool (what its members and it hold). A cohort's ``borrowed`` is what its members borrow from
-one another.
+path always splits back into its parts.
 """
 
 from __future__ import annotations
