@@ -4,15 +4,15 @@ Why one folder: a newcomer asking "what does hpctop do with Kueue?" reads this f
 beside it (the Structs and projections) and ``act`` (the actions). Kueue (kubernetes-sigs/kueue,
 SCHEDULERS.md §5) admits *suspended* jobs by quota: its Workload, one per job, carries the
 verdict in conditions (``QuotaReserved``, ``Admitted``, ``Evicted``, ``PodsReady``,
-``Finished``) and the queue in ``spec.queueName`` (a
-LocalQueue) → ``status.admission.clusterQueue``. Here:
+``Finished``) and the queue in ``spec.queueName`` (a LocalQueue) →
+``status.admission.clusterQueue``. Here:
 
 - **watches**: Workload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, at v1beta2 or v1beta1
   (the served version decides; Cohort may be served at v1alpha1 on older releases);
 - **decodes** (:mod:`hpctop.backends.kueue.wire`): one wire model reads both versions
-  (``cohort`` vs ``cohortName``, ``priorityClassName`` vs ``priorityClassRef``); lists marked ``omitempty`` upstream are optional
-  here, missing meaning empty. Quota amounts are summed over many nodes, so they are bounded as
-  aggregates (never negative, at most 2^60), not per node;
+  (``cohort`` vs ``cohortName``, ``priorityClassName`` vs ``priorityClassRef``); lists marked
+  ``omitempty`` upstream are optional here, missing meaning empty. Quota amounts are summed over
+  many nodes, so they are bounded as aggregates (never negative, at most 2^60), not per node;
 - **state and reasons**: a Kueue job waiting for quota is suspended, which is *pending*, not held;
   the reason comes from the Workload's conditions (§5.3), never from the pods;
 - **queues**: ``root.<cohort>[.<child cohort>...].<clusterqueue>``; a ClusterQueue without a
