@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BACKENDS_DIR = ROOT / "hpctop" / "backends"
 LIVE_TRUTH = ROOT / "tests" / "fixtures" / "live_truth"
 FOLDER_FILES = {"__init__.py", "read.py", "wire.py", "act.py"}
-BY_NAME = {b.name: b for b in registry.BACKENDS}
 
 
 def _folder(b: Backend) -> str:
@@ -123,7 +122,7 @@ def _condition(type_: str, status: str, reason: str, message: str) -> dict[str, 
 
 def _supplementary() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
     """(backend, code, the reasons its hook gives) for objects shaped as upstream writes them."""
-    kueue = BY_NAME["kueue"]
+    kueue = registry.backend("kueue")
     assert kueue.job_reasons is not None
     not_reserved = _condition("QuotaReserved", "False", "Pending", "")
     # pkg/controller/core/workload_controller.go: WorkloadEvictedByPodsReadyTimeout
@@ -171,7 +170,7 @@ def _supplementary() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
     yield "kueue", ReasonCode.STARTING, kueue.job_reasons(JobEvidence(kueue=starting), JobState.STARTING, 2)
     # volcano pkg/scheduler: addPodGroupCondition(job, session, reason, message) passes a plugin's
     # own reason through; any reason but its resource/task ones is Unschedulable
-    volcano = BY_NAME["volcano"]
+    volcano = registry.backend("volcano")
     assert volcano.job_reasons is not None
     pod_group = decode_object(
         "PodGroup.scheduling.volcano.sh",
