@@ -33,14 +33,13 @@ from types import MappingProxyType
 from typing import Any
 
 from hpctop.backends import registry
-from hpctop.backends.yunikorn.read import decode_queue_tree
+from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS
+from hpctop.backends.yunikorn.read import APP_ID_KEYS, decode_queue_tree
 from hpctop.model.backends.evidence import JobEvidence
 from hpctop.model.backends.queues import QueueIndex
 from hpctop.model.decode import DecodeError, decode_event
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.jobs import (
-    APP_ID_KEYS,
-    VOLCANO_GROUP_KEYS,
     VOLCANO_PODGROUP_KIND,
     cancelled,
     derive_job,

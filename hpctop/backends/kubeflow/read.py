@@ -13,6 +13,8 @@ from hpctop.model.backends.wire import workload_decoder
 
 KUBEFLOW_GROUP = "kubeflow.org"
 TRAINER_GROUP = "trainer.kubeflow.org"
+#: the training-operator kinds (replica specs, ``runPolicy``); TrainJob groups a JobSet instead
+KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"})
 
 PYTORCHJOBS = ResourceSpec("PyTorchJob", KUBEFLOW_GROUP, "v1", "pytorchjobs", namespaced=True)
 TFJOBS = ResourceSpec("TFJob", KUBEFLOW_GROUP, "v1", "tfjobs", namespaced=True)

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from hpctop.backends.contract import Backend
 
+#: slurm-bridge's partition annotation names a *Slurm* partition (SchedMD/slurm-bridge
+#: docs/workload.md), which Slurm validates: it is not read as one of hpctop's partitions
+SLINKY_PARTITION = "slurmjob.slinky.slurm.net/partition"
+#: SUNK's partition label is one of hpctop's partitions (the pod runs in that Slurm partition)
+SUNK_PARTITION = "sunk.coreweave.com/partition"
+
 BACKEND = Backend(
     name="slinky",
     title="Slinky (slurm-bridge) and SUNK",

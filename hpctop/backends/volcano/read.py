@@ -46,6 +46,19 @@ VOLCANO_JOBS = ResourceSpec(VOLCANO_JOB_KIND, VOLCANO_BATCH_GROUP, "v1alpha1", "
 VOLCANO_COMMANDS = ResourceSpec(
     "Command.bus.volcano.sh", "bus.volcano.sh", "v1alpha1", "commands", namespaced=True
 )
+#: the annotations naming a pod's PodGroup (Volcano's, and the older scheduling.k8s.io one)
+VOLCANO_GROUP_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
+#: vcjob status.state.phase → state (SCHEDULERS.md §6.3)
+VOLCANO_PHASES = {
+    "Aborted": JobState.HELD,
+    "Aborting": JobState.COMPLETING,
+    "Completing": JobState.COMPLETING,
+    "Terminating": JobState.COMPLETING,
+    "Restarting": JobState.REQUEUED,
+    "Terminated": JobState.CANCELLED,
+    "Completed": JobState.COMPLETED,
+    "Failed": JobState.FAILED,
+}
 
 # -- how it decodes ------------------------------------------------------------------------------
 

@@ -29,6 +29,11 @@ from hpctop.model.structs import WireStruct
 
 #: YuniKorn queue status → the neutral queue state
 _STATES = {"Active": "Open", "Draining": "Draining", "Stopped": "Closed"}
+#: the pod labels naming a YuniKorn application (the k8shim's, and Spark's)
+APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
+#: gang scheduling: the task groups and their policy (annotations on the originator pod)
+TASK_GROUPS = "yunikorn.apache.org/task-groups"
+POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
 
 
 class WireYkQueue(WireStruct, frozen=True):
