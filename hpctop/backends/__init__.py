@@ -21,8 +21,9 @@ The contract (``docs/architecture.md`` draws it; import-linter in ``pyproject.to
   ``tables``, ``tui``, nor another backend's folder (what two backends share is a neutral helper
   in :mod:`hpctop.model.backends`). ``BACKEND`` declares: name, title, upstream repository, the
   kinds it watches with the versions it understands (``watches``), the resources it only writes,
-  the API groups that reveal it, the labels it reads, its bare-kind aliases, its fixtures, the reason codes it can produce, its decoders
-  (``Kind.group`` → Struct, projection) and which of them the store keeps as backend objects,
+  the API groups that reveal it, the labels it reads, its bare-kind aliases, its fixtures, the
+  reason codes it can produce, its decoders (``Kind.group`` → Struct, projection) and which of
+  them the store keeps as backend objects,
   and optional hooks: ``select`` (the discovery choice; default: the first served version of each
   kind), ``job_state``, ``job_reasons``, ``fold_queues``, ``queue_shape``, ``place_in_queue``.
 - **act side** (``act.py``): the plans for its kinds, on the actions engine; never ``tui``,
