@@ -6,7 +6,7 @@ wire module, the decoder's table, the evidence module, a 2,300-line actions modu
 unchanged, because a backend's folder is split by layer.
 
 The contract (``docs/architecture.md`` draws it; import-linter in ``pyproject.toml`` and
-``tests/test_backends_registered.py`` enforce it)::
+``tests/backends/test_backends_registered.py`` enforce it)::
 
     hpctop/backends/<name>/        a Python identifier: kueue, kube_scheduler, volcano, ...
         __init__.py                a docstring: the upstream project, what read and act hold

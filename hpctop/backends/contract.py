@@ -149,7 +149,7 @@ class Backend:
     watches: tuple[tuple[ResourceSpec, ...], ...]
     #: fixture files (repository-relative) whose objects this backend reads, each with its source
     fixtures: tuple[str, ...]
-    #: the reason codes its evidence can produce (``tests/test_backends_registered.py`` checks them)
+    #: the reason codes its evidence can produce (``tests/backends/test_backends_registered.py`` checks them)
     reasons: frozenset[ReasonCode]
     #: the dotted module of its action plans (``hpctop.backends.kueue.act``), or None when read-only
     actions: str | None

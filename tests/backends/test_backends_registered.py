@@ -38,7 +38,7 @@ from hpctop.model.objects import Reason
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BACKENDS_DIR = ROOT / "hpctop" / "backends"
 LIVE_TRUTH = ROOT / "tests" / "fixtures" / "live_truth"
 FOLDER_FILES = {"__init__.py", "read.py", "wire.py", "act.py"}
