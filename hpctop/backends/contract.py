@@ -157,6 +157,8 @@ class Backend:
     read_only: str = ""
     #: API group → the backend name its presence reveals (groups detected but not watched included)
     detects: Mapping[str, str] = field(default_factory=dict)
+    #: its kinds are the core API's, served by every API server: never looked up in discovery
+    builtin: bool = False
     #: label and annotation prefixes (or keys) it reads on pods and owners
     labels: tuple[str, ...] = ()
     #: resources it only writes (requested only where discovery lists them)

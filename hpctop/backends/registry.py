@@ -65,11 +65,12 @@ def backend(name: str) -> Backend:
 
 # -- what is watched -----------------------------------------------------------------------------
 
+_CORE = tuple(b for b in BACKENDS if b.builtin)
+_DISCOVERED = tuple(b for b in BACKENDS if not b.builtin)
 #: the core API's resources a session watches, served by every API server (never discovered)
-CORE_RESOURCES: tuple[ResourceSpec, ...] = tuple(alternatives[0] for alternatives in KUBE_SCHEDULER.watches)
+CORE_RESOURCES: tuple[ResourceSpec, ...] = tuple(a[0] for b in _CORE for a in b.watches)
 #: the core resources hpctop only writes (YuniKorn's queues.yaml ConfigMap)
-CORE_WRITES: tuple[ResourceSpec, ...] = KUBE_SCHEDULER.writes
-_DISCOVERED = tuple(b for b in BACKENDS if b is not KUBE_SCHEDULER)
+CORE_WRITES: tuple[ResourceSpec, ...] = tuple(spec for b in _CORE for spec in b.writes)
 
 #: API group → the backend name its presence reveals
 DETECTED_GROUPS: Mapping[str, str] = {g: name for b in _DISCOVERED for g, name in b.detects.items()}

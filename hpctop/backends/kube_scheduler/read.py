@@ -4,10 +4,10 @@ Why: with no queueing layer, a job is its owner (a batch Job, a Deployment, a St
 lone pod) and its pods, and the only scheduler evidence is each pod's ``PodScheduled`` condition,
 written by kube-scheduler's plugins (pkg/scheduler/framework/plugins/*): ``SchedulingGated``,
 ``Unschedulable`` with ``0/N nodes are available: <n> <why>, ...``. These resources are served by
-every API server, so they are never looked up in discovery. :func:`parse_unschedulable` reads
-the message into ``(count, code, detail)`` fragments (§2.1), :func:`pod_reason` into the code of
-the job. The pods' decoders live
-in :mod:`hpctop.model.structs` / :mod:`hpctop.model.projection` (every backend reads pods); this
+every API server, so they are never looked up in discovery (``builtin``).
+:func:`parse_unschedulable` reads the message into ``(count, code, detail)`` fragments (§2.1),
+:func:`pod_reason` into the code of the job. The pods' decoders live in
+:mod:`hpctop.model.structs` / :mod:`hpctop.model.projection` (every backend reads pods); this
 module registers them.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from hpctop.backends.contract import Backend, ResourceSpec, Selection
+from hpctop.backends.contract import Backend, ResourceSpec
 from hpctop.model import structs
 from hpctop.model.backends.wire import workload_decoder
 from hpctop.model.objects import ReasonFragment
@@ -167,6 +167,7 @@ BACKEND = Backend(
     ),
     reasons=REASONS,
     actions="hpctop.backends.kube_scheduler.act",
+    builtin=True,
     writes=(CONFIGMAPS,),
     decoders={
         "Pod": (structs.PodS, lambda w, _: pod_from_struct(w)),
@@ -174,7 +175,6 @@ BACKEND = Backend(
         "PriorityClass": (structs.PriorityClassS, lambda w, _: priority_class_from_struct(w)),
         **{kind: workload_decoder(kind) for kind in ("Job", "Deployment", "StatefulSet")},
     },
-    select=lambda _apis: Selection(),  # the core is served everywhere: nothing to discover
 )
 
 __all__ = ["BACKEND", "DEFAULT_RESOURCES", "parse_unschedulable", "pod_reason"]
