@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, TypeVar
 
 from hpctop import __version__
 from hpctop.errors import HpctopError, UsageError
@@ -51,13 +51,13 @@ from hpctop.tables.select import (
 )
 
 if TYPE_CHECKING:
+    from hpctop.backends.slurm.wire import SlurmJob
     from hpctop.config import Settings
     from hpctop.model.policy import Policy
     from hpctop.model.store import Snapshot
     from hpctop.runtime.live_console import LiveConsoleSession
     from hpctop.scheduling.types import ScheduleResult
     from hpctop.sources.slurm.rest import SlurmRest
-    from hpctop.tables.jobs import JobFilters
     from hpctop.tui.app import HpctopApp
 
 
@@ -628,16 +628,12 @@ def _slurm_alone(args: argparse.Namespace, command: str) -> bool:
     return True
 
 
-def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: JobFilters) -> list[Row]:
-    """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
-    import time
-
-    from hpctop.tables import jobs as jobs_table
-
+def _slurm_jobs(args: argparse.Namespace, settings: Settings) -> list[SlurmJob]:
+    """The Slurm jobs from ``--slurm-url``; an unreachable or refusing server raises."""
     client = _slurm_client(args, settings)
     jobs = _slurm_read(client.jobs)
     _slurm_skipped(client)
-    return jobs_table.slurm_job_rows(jobs, time.time(), filters)
+    return jobs
 
 
 def _by_expected_start(rows: list[Row]) -> list[Row]:
@@ -669,11 +665,20 @@ def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
         rows = [row for _, _, row in chosen]
     if _slurm_asked(args):
         try:
-            rows += _slurm_rows(args, settings, filters)
+            slurm_jobs = _slurm_jobs(args, settings)
         except HpctopError as exc:
             if slurm_alone:
                 raise
             _warn(f"hpctop: note: Slurm jobs left out: {exc}")  # only the Slurm rows degrade
+        else:
+            if not slurm_alone:  # a slurm-bridge pod's Kubernetes job is its Slurm job's row
+                from hpctop.runtime.slurm_join import bridged_rows
+
+                joined = bridged_rows(session.snapshot.jobs, session.snapshot.pods, slurm_jobs)
+                rows = [row for job, _, row in chosen if job.key not in joined]
+            import time
+
+            rows += jobs_table.slurm_job_rows(slurm_jobs, time.time(), filters)
     if args.start:
         rows = _by_expected_start(rows)
     rows = sort_rows(rows, args.sort, jobs_table.SORT_KEYS)
@@ -874,9 +879,7 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     return status
 
 
-def _with_slurm(
-    session: Any, args: argparse.Namespace, settings: Settings, *, read_only: bool
-) -> Any:
+def _with_slurm(session: Any, args: argparse.Namespace, settings: Settings, *, read_only: bool) -> Any:
     """``session`` with slurmrestd's jobs joined in (:mod:`hpctop.runtime.slurm_console`): polled
     every ``slurm_poll_interval`` seconds, acted on through slurmrestd, read-only as the console is."""
     from hpctop.actions.audit import AuditLog

@@ -34,7 +34,7 @@ placed, and the Slurm rows carry the poller's note when they are stale.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hpctop.backends.slurm.act import SLURM_JOB_KIND
@@ -50,6 +50,7 @@ __all__ = [
     "NODE_NAME_LABEL",
     "SLURM_BACKEND",
     "SLURM_REASON_SOURCE",
+    "bridged_rows",
     "job_state",
     "join",
     "slurm_id",
@@ -223,9 +224,8 @@ def join(snapshot: Snapshot, view: SlurmView, *, version: int) -> Snapshot:
         if slurm_job:
             bridged.setdefault(slurm_job, []).append(pod)
     joined = _Joined(dict(snapshot.jobs), dict(snapshot.pods), dict(snapshot.pods_by_node))
-    known = {str(job.job_id) for job in view.jobs} | {slurm_id(job) for job in view.jobs}
-    joined_pods = {pod.key for jid, pods in bridged.items() if jid in known for pod in pods}
-    _drop_bridged_rows(joined, joined_pods)
+    for key in bridged_rows(snapshot.jobs, snapshot.pods, view.jobs):
+        del joined.jobs[key]
     for job in view.jobs:
         row = _slurm_row(job, joined, by_node, bridged.get(str(job.job_id), []), snapshot.taken_at)
         joined.jobs[row.key] = row
@@ -240,13 +240,18 @@ def join(snapshot: Snapshot, view: SlurmView, *, version: int) -> Snapshot:
     )
 
 
-def _drop_bridged_rows(joined: _Joined, bridge_pods: set[PodKey]) -> None:
-    """Drop the Kubernetes rows whose pods all belong to a Slurm job (the Slurm row shows them)."""
+def bridged_rows(
+    jobs: Mapping[JobKey, Job], pods: Mapping[PodKey, Pod], slurm_jobs: Iterable[SlurmJob]
+) -> set[JobKey]:
+    """The Kubernetes rows that are a Slurm job's (every pod labelled with the id of one of
+    ``slurm_jobs``): the Slurm job's row stands for them, so they are left out (one job, one row)."""
+    known = {str(job.job_id) for job in slurm_jobs}
+    if not known:
+        return set()
+    bridge_pods = {key for key, pod in pods.items() if pod.labels.get(BRIDGE_JOB_LABEL) in known}
     if not bridge_pods:
-        return
-    for key, job in list(joined.jobs.items()):
-        if job.pods and all(pk in bridge_pods for pk in job.pods):
-            del joined.jobs[key]
+        return set()
+    return {key for key, job in jobs.items() if job.pods and all(pk in bridge_pods for pk in job.pods)}
 
 
 def _slurm_row(

@@ -19,6 +19,7 @@ Kubernetes nodes to place one on); what is tested is the join through the label.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -41,7 +42,7 @@ from hpctop.tui.widgets.jobs import JobsTable
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import ALL, FakeApiServer
 from tests.slurm.proxy import RecordingProxy
-from tests.slurm.realslurm import RealSlurm
+from tests.slurm.realslurm import RealSlurm, hpctop_cli
 from tests.slurm.slinky import NODESETS, serve_slinky
 
 FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
@@ -232,3 +233,25 @@ async def test_a_refused_token_degrades_only_the_slurm_rows(
         assert "Slurm rows stale" in session.slurm_note and ("", "SlurmJob", job) in session.snapshot.jobs
     finally:
         await asyncio.to_thread(session.close)
+
+
+async def test_jobs_table_joins_the_two_sides_too(
+    slurm: RealSlurm, api: FakeApiServer, tmp_path: Path
+) -> None:
+    """``hpctop jobs --kubeconfig ... --slurm-url ...``: the same joined rows, no job twice."""
+    bridged = slurm.sbatch("-A", "bio", "-w", "sn3", "--gres=gpu:1", "-J", "bridge-train")
+    other = slurm.sbatch("-A", "chem", "-w", "sn2", "-J", "dft")
+    serve_slinky(api, bridge_job=bridged)
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", str(api.url).rstrip("/"))
+    done = await asyncio.to_thread(
+        hpctop_cli, slurm, "jobs", "-o", "json", "--kubeconfig", str(kubeconfig), token=slurm.token()
+    )
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    ids = [row["id"] for row in rows]
+    assert len(ids) == len(set(ids))
+    assert "slurm-bridge/bridge-train" not in ids  # its pod is Slurm job `bridged`'s
+    by_id = {row["id"]: row for row in rows}
+    assert by_id[bridged]["backend"] == "slurm" and by_id[bridged]["account"] == "bio"
+    assert by_id[other]["backend"] == "slurm"
+    assert "ml/k8s-train" in ids  # the Kubernetes job is still listed
