@@ -28,8 +28,8 @@ from hpctop.backends.slurm.act import SLURM_JOB_KIND, SlurmActions
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.runtime.protocols import SessionLike
-from hpctop.runtime.slurm_join import join
-from hpctop.scheduling.types import ScheduleResult
+from hpctop.runtime.slurm_join import join, slurm_partition_rows
+from hpctop.scheduling.types import QueueStatus, ScheduleResult
 from hpctop.sources.slurm.poll import SlurmPoller, SlurmView
 
 __all__ = ["SlurmConsoleSession", "SlurmRouting"]
@@ -121,6 +121,11 @@ class SlurmConsoleSession:
         self.inner.refresh()
         self.poller.next_at = 0.0  # r: read Slurm now too
         self.poller.poll()
+
+    @property
+    def slurm_partitions(self) -> dict[str, QueueStatus]:
+        """Slurm's partitions as queue-pane rows (:func:`~hpctop.runtime.slurm_join.slurm_partition_rows`)."""
+        return slurm_partition_rows(self.poller.view)
 
     # -- what the status bar shows of Slurm --------------------------------------------------
 

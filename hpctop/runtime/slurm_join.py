@@ -40,21 +40,25 @@ from dataclasses import dataclass
 from hpctop.backends.slurm.act import SLURM_JOB_KIND
 from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
 from hpctop.model.objects import Job, JobKey, JobKind, OwnerRef, Pod, PodKey, Reason
-from hpctop.model.resources import Resources
+from hpctop.model.policy import QueueState
+from hpctop.model.resources import ZERO, Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
+from hpctop.scheduling.types import QueueStatus
 from hpctop.sources.slurm.poll import SlurmView
 
 __all__ = [
     "BRIDGE_JOB_LABEL",
     "NODE_NAME_LABEL",
     "SLURM_BACKEND",
+    "SLURM_QUEUE_ROOT",
     "SLURM_REASON_SOURCE",
     "bridged_rows",
     "job_state",
     "join",
     "slurm_id",
     "slurm_job_key",
+    "slurm_partition_rows",
     "slurmd_pods",
 ]
 
@@ -366,3 +370,89 @@ def _stand_in(
     joined.pods[pod.key] = pod
     joined.pods_by_node[node] = joined.pods_by_node.get(node, frozenset()) | {pod.key}
     return pod.key
+
+
+#: the queue pane's root row of Slurm's partitions (its children are ``slurm.<partition>``)
+SLURM_QUEUE_ROOT = "slurm"
+
+
+def slurm_partition_rows(view: SlurmView) -> dict[str, QueueStatus]:
+    """Slurm's partitions as rows of the queue pane, under one ``slurm`` row: Slurm's state (an
+    UP partition is open, DOWN/DRAIN/INACTIVE closed: Slurm starts nothing there), its jobs
+    running and pending, and the GPUs its running jobs hold. Slurm sets no guarantee and
+    slurmrestd's partitions carry no fair share (that is per account: ``hpctop queues
+    --slurm-url``), so these rows show no bar and no factor: nothing is made up."""
+    if not view.partitions:
+        return {}
+    running: dict[str, int] = {}
+    pending: dict[str, int] = {}
+    used: dict[str, int] = {}
+    for job in view.jobs:
+        state = job_state(job)
+        for name in job.partition.split(","):
+            if state.is_active:
+                running[name] = running.get(name, 0) + 1
+                used[name] = used.get(name, 0) + _gpus_on_each_node(job, job.node_count) * max(
+                    job.node_count, 1
+                )
+            elif state.is_pending:
+                pending[name] = pending.get(name, 0) + 1
+    names = sorted(p.name for p in view.partitions)
+    rows = {
+        SLURM_QUEUE_ROOT: _queue_row(
+            SLURM_QUEUE_ROOT, None, tuple(f"{SLURM_QUEUE_ROOT}.{n}" for n in names), 0
+        )
+    }
+    total = rows[SLURM_QUEUE_ROOT]
+    for partition in sorted(view.partitions, key=lambda p: p.name):
+        name = partition.name
+        row = _queue_row(
+            f"{SLURM_QUEUE_ROOT}.{name}",
+            SLURM_QUEUE_ROOT,
+            (),
+            1,
+            closed=partition.state.upper() != "UP",
+            running=running.get(name, 0),
+            pending=pending.get(name, 0),
+            gpus=used.get(name, 0),
+        )
+        rows[row.path] = row
+        total = dataclasses.replace(
+            total,
+            running_jobs=total.running_jobs + row.running_jobs,
+            pending_jobs=total.pending_jobs + row.pending_jobs,
+        )
+    rows[SLURM_QUEUE_ROOT] = total
+    return rows
+
+
+def _queue_row(
+    path: str,
+    parent: str | None,
+    children: tuple[str, ...],
+    depth: int,
+    *,
+    closed: bool = False,
+    running: int = 0,
+    pending: int = 0,
+    gpus: int = 0,
+) -> QueueStatus:
+    return QueueStatus(
+        path=path,
+        parent=parent,
+        children=children,
+        depth=depth,
+        state=QueueState.CLOSED if closed else QueueState.OPEN,
+        guaranteed=ZERO,
+        max=None,
+        used=Resources(gpu=gpus * 1000),
+        pending=ZERO,
+        running_jobs=running,
+        pending_jobs=pending,
+        dominant_share=0.0,
+        dominant_resource="",
+        cluster_share=0.0,
+        normalized_share=0.0,
+        fairshare_factor=1.0,
+        borrowing=False,
+    )

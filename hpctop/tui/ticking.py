@@ -121,7 +121,12 @@ class Ticking(Access):
             self._main(GpuPane, "#gpus").set_map(self._gpu_map, queue_order)
         self._main(GpuPane, "#gpus").set_metrics(getattr(self.session, "gpu_metrics", None))
         shown, local = with_local_queues(result.queues, snapshot.queues)
-        self._main(QueuePane, "#queues").set_queues(shown, result.cluster.gpu, local)
+        slurm = getattr(self.session, "slurm_partitions", None) or {}
+        if slurm:  # Slurm's partitions (a --slurm-url console): rows of their own, no bar
+            shown = {**shown, **slurm}
+            local = local | frozenset(slurm)
+        kinds = dict.fromkeys(slurm, "Slurm")
+        self._main(QueuePane, "#queues").set_queues(shown, result.cluster.gpu, local, kinds)
         self.history.record(snapshot, result)
         charts = self._main(ChartsPane, "#charts")
         if charts.display:

@@ -39,6 +39,7 @@ from hpctop.tui.gpumap import build_gpu_map
 from hpctop.tui.keymap import KEYMAP
 from hpctop.tui.rows import make_row
 from hpctop.tui.widgets.jobs import JobsTable
+from hpctop.tui.widgets.queues import QueuePane
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import ALL, FakeApiServer
 from tests.slurm.proxy import RecordingProxy
@@ -141,6 +142,12 @@ async def test_slurm_and_kubernetes_jobs_in_one_view(
         assert all(
             cell is None or not cell[0].startswith("slurm/") for cell in cells["gpu-w0"]
         )  # sn0: no Slurm job
+        # Slurm's partitions join the queue pane: sinfo's partitions, squeue's counts per partition
+        parts = session.slurm_partitions
+        assert set(parts) == {"slurm", "slurm.gpu", "slurm.debug"}
+        assert (parts["slurm.gpu"].running_jobs, parts["slurm.gpu"].pending_jobs) == (3, 1)
+        assert parts["slurm.gpu"].used.gpu == 4000  # 2 + 1 + 1 GPUs held by its running jobs
+        assert parts["slurm.debug"].state.value == "open" and parts["slurm.debug"].running_jobs == 0
         # k8s-a's pods name no device: the pane knows their holders per node (unplaced)
         k8s_a = {holder[:2]: holder[2] for n in gpus.nodes if n.name == "k8s-a" for holder in n.unplaced}
         assert k8s_a == {(f"slurm/{bridged}", "bio"): 1.0, ("ml/k8s-train", ""): 2.0}
@@ -166,6 +173,8 @@ async def test_read_only_console_sends_slurmrestd_no_action(
                 app.step_now(0)
                 await pilot.pause()
                 table = app.query_one(JobsTable)
+                assert "slurm.gpu" in app.query_one(QueuePane).queues  # Slurm's partitions, drawn
+                assert "Slurm" in app.export_screenshot() and f"slurm/{pending}" in app.export_screenshot()
                 action_keys = [
                     k.strip()
                     for s in KEYMAP

@@ -118,12 +118,20 @@ class QueuePane(ScrollView, can_focus=True):
         self.cluster_gpu = 0
         #: rows that are Kueue LocalQueues (no quota of their own: drawn without a bar)
         self.local: frozenset[str] = frozenset()
+        self.kinds: dict[str, str] = {}
         self._palette = Palette()
 
     def set_queues(
-        self, queues: Mapping[str, QueueStatus], cluster_gpu: int, local: frozenset[str] = frozenset()
+        self,
+        queues: Mapping[str, QueueStatus],
+        cluster_gpu: int,
+        local: frozenset[str] = frozenset(),
+        kinds: Mapping[str, str] | None = None,
     ) -> None:
+        """``local``: rows without quota (drawn with no bar); ``kinds``: what such a row is, where it
+        is not a Kueue LocalQueue (``Slurm`` for a Slurm partition)."""
         self.local = local
+        self.kinds = dict(kinds or {})
         self.queues = dict(queues)
         self.order = list(queues)
         self.cluster_gpu = cluster_gpu
@@ -234,7 +242,8 @@ class QueuePane(ScrollView, can_focus=True):
         label = set_cell_size("  " * q.depth + marker + name, NAME)  # cells, not code points (T5)
         segs = [Segment(label + " ", base)]
         if path in self.local:
-            segs.append(Segment("LocalQueue".ljust(BAR + 13), base + pal.style(app, fg="gpu-free")))
+            kind = self.kinds.get(path, "LocalQueue")
+            segs.append(Segment(kind.ljust(BAR + 13), base + pal.style(app, fg="gpu-free")))
             segs.append(Segment(f" R{q.running_jobs} PD{q.pending_jobs}".ljust(10), base))
             if q.state.value != "open":
                 segs.append(Segment(f" [{q.state.value}]", base + pal.style(app, fg="warning")))
