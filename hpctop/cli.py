@@ -282,6 +282,12 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     console.add_argument(
         "--theme", metavar="NAME", help="colour theme (remembered when picked in the console)"
     )
+    console.add_argument(
+        "--demo-slinky",
+        action="store_true",
+        help="offline: a recorded Slinky cluster (slurmd pods of a NodeSet, a slurm-bridge pod) and its "
+        "recorded slurmrestd, joined in one view (read-only)",
+    )
     _slurm_options(parser, "beside the console's cluster: Slurm's jobs joined into its panes")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -850,8 +856,11 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
             target = getattr(args, "context", None) or "the current context"
             print(f"hpctop: connecting to {target} (ctrl+c to give up)…", file=sys.stderr, flush=True)
             live = _connect_console(args, settings)
-        session = live if live is not None else open_session(args, settings)
-        read_only = live.read_only if live is not None else settings.read_only
+        if getattr(args, "demo_slinky", False):
+            session, read_only = _slinky_demo(args), True
+        else:
+            session = live if live is not None else open_session(args, settings)
+            read_only = live.read_only if live is not None else settings.read_only
         if _slurm_asked(args):
             session = _with_slurm(session, args, settings, read_only=read_only)
         from hpctop.tui.terminal import run_console
@@ -877,6 +886,20 @@ def _run_console(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
     if status == 0:
         _remember_theme(app.theme, settings, getattr(args, "config", None))
     return status
+
+
+def _slinky_demo(args: argparse.Namespace) -> Any:
+    """The recorded Slinky demo (:mod:`hpctop.runtime.slinky_demo`); it stands alone."""
+    if (
+        _slurm_asked(args)
+        or _is_live(args)
+        or getattr(args, "demo", False)
+        or getattr(args, "scenario", None)
+    ):
+        raise UsageError("--demo-slinky brings its own cluster and slurmrestd: leave out the other sources")
+    from hpctop.runtime.slinky_demo import slinky_demo_session
+
+    return slinky_demo_session()
 
 
 def _with_slurm(session: Any, args: argparse.Namespace, settings: Settings, *, read_only: bool) -> Any:

@@ -67,6 +67,7 @@ class SlurmConsoleSession:
         self.inner = inner
         self.poller = poller
         self.actuator: Actuator = SlurmRouting(inner.actuator, actions)
+        self.source_name = f"{inner.source_name} + Slurm {poller.client.url}"
         self._version = 0
         self._seen: tuple[Snapshot, SlurmView] | None = None
         self._joined: Snapshot | None = None
@@ -82,9 +83,6 @@ class SlurmConsoleSession:
     def policy(self, value: Policy) -> None:
         self.inner.policy = value
 
-    @property
-    def source_name(self) -> str:
-        return f"{self.inner.source_name} + Slurm {self.poller.client.url}"
 
     @property
     def speed(self) -> float:

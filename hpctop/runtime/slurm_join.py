@@ -5,7 +5,7 @@ API server sees only the slurmd pods of a NodeSet (each one a Slurm node) and, w
 the pods Slurm placed. :func:`join` turns the poller's :class:`~hpctop.sources.slurm.poll.SlurmView`
 into job rows of the snapshot every pane reads, so one console shows both:
 
-- **Slurm jobs are job rows** (key ``("", "SlurmJob", id)``, shown ``slurm/<id>``): Slurm's own
+- **Slurm jobs are job rows** (key ``("", "SlurmJob", id)``, shown ``Slurm/<id>``): Slurm's own
   state (squeue's code), Slurm's reason word as the observed reason (source ``slurm``), Slurm's
   priority, the account as the queue, Slurm's partition; Slurm's expected start is not a plan.
 - **A Slurm node is a slurmd pod.** slurm-operator labels every NodeSet pod
@@ -71,8 +71,9 @@ NODESET_GROUP = "slinky.slurm.net"
 SLURM_BACKEND = "slurm"
 #: the source of a Slurm job's observed reason: the row shows Slurm's own word
 SLURM_REASON_SOURCE = "slurm"
-#: the namespace part of a Slurm job's row id (``slurm/123``); its key's namespace stays ""
-SLURM_ROW_NAMESPACE = "slurm"
+#: the namespace part of a Slurm job's row id (``Slurm/123``): no Kubernetes namespace can be
+#: spelled so (they are lower case), so a Slurm row never reads like a pod's; the key's stays ""
+SLURM_ROW_NAMESPACE = "Slurm"
 #: the stand-in pods that hold a Slurm job's GPUs on a slurmd pod's node
 STAND_IN_NAMESPACE = "slurm"
 

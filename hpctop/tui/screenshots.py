@@ -2,7 +2,8 @@
 
 Screens are taken headless with Textual's ``export_screenshot`` from the seeded demo session (the
 runtime's ``demo_session``, what ``make demo`` runs), after a few
-simulated minutes so the charts have history. PNGs are converted from the SVGs with ``cairosvg``
+simulated minutes so the charts have history; the joined Slurm + Kubernetes view from the recorded
+Slinky demo (``hpctop --demo-slinky``). PNGs are converted from the SVGs with ``cairosvg``
 when it is installed (a pure-Python package over the system's libcairo); without it only SVGs are
 written and a line says so, since the SVGs are the reference output anyway.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,19 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
 )
 
 
+#: the joined Slurm + Kubernetes view, from the recorded Slinky demo (``hpctop --demo-slinky``):
+#: charts off (a still recording has no history), the GPU pane at one line per node
+SLINKY_SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
+    ("slinky-joined", "hpctop-dark", ("C", "z"), SIZE),
+)
+
+
+def _slinky_session() -> SessionLike:
+    from hpctop.runtime.slinky_demo import slinky_demo_session
+
+    return slinky_demo_session()
+
+
 def _session() -> SessionLike:
     from hpctop.runtime.session import demo_session
 
@@ -44,8 +58,15 @@ def _session() -> SessionLike:
     return session
 
 
-async def _shoot(name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path) -> Path:
-    app: HpctopApp = make_app(_session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
+async def _shoot(
+    name: str,
+    theme: str,
+    keys: Sequence[str],
+    size: tuple[int, int],
+    out: Path,
+    session: Callable[[], SessionLike] = _session,
+) -> Path:
+    app: HpctopApp = make_app(session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
     async with app.run_test(size=size) as pilot:
         for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
             app.step_now(120)
@@ -79,8 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args[0] if args else "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     missing_png = False
-    for name, theme, keys, size in SHOTS:
-        svg = asyncio.run(_shoot(name, theme, keys, size, out))
+    shots = [(*shot, _session) for shot in SHOTS] + [(*shot, _slinky_session) for shot in SLINKY_SHOTS]
+    for name, theme, keys, size, session in shots:
+        svg = asyncio.run(_shoot(name, theme, keys, size, out, session))
         png = _png(svg)
         missing_png |= png is None
         print(f"{svg}" + (f"  {png}" if png else ""))

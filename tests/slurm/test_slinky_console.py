@@ -120,13 +120,13 @@ async def test_slurm_and_kubernetes_jobs_in_one_view(
         assert len(rows) == len(snapshot.jobs)
         assert "ml/k8s-train" in rows  # the Kubernetes job stays a Kubernetes row
         for job_id in (physics, chem, bridged, waiting):
-            row = rows[f"slurm/{job_id}"]
+            row = rows[f"Slurm/{job_id}"]
             code, reason, account, _ = squeue[job_id]
             assert row.st == code  # squeue's state code
             assert row.queue == account  # the account is the queue
             assert row.reason == (reason if code == "PD" else "")  # Slurm's word while it waits
-        assert rows[f"slurm/{waiting}"].reason in ("Resources", "Priority")  # not hpctop's code
-        assert rows[f"slurm/{physics}"].prio == int(
+        assert rows[f"Slurm/{waiting}"].reason in ("Resources", "Priority")  # not hpctop's code
+        assert rows[f"Slurm/{physics}"].prio == int(
             slurm.run(["squeue", "-h", "-j", physics, "-o", "%Q"]).stdout
         )
         assert snapshot.jobs[("", "SlurmJob", bridged)].pods == (("slurm-bridge", "bridge-train-x7k2p"),)
@@ -136,11 +136,11 @@ async def test_slurm_and_kubernetes_jobs_in_one_view(
         cells = {
             n.name: [(s.holders[0][0], s.queue) if s.holders else None for s in n.slots] for n in gpus.nodes
         }
-        assert cells["gpu-w1"] == [(f"slurm/{physics}", "physics")] * 2  # sbatch -w sn1 --gres=gpu:2
-        assert cells["gpu-w2"][0] == (f"slurm/{chem}", "chem")  # one of sn2's two GPUs
-        assert cells["gpu-w2"][1] is not None and cells["gpu-w2"][1][0] != f"slurm/{chem}"  # slurmd keeps one
+        assert cells["gpu-w1"] == [(f"Slurm/{physics}", "physics")] * 2  # sbatch -w sn1 --gres=gpu:2
+        assert cells["gpu-w2"][0] == (f"Slurm/{chem}", "chem")  # one of sn2's two GPUs
+        assert cells["gpu-w2"][1] is not None and cells["gpu-w2"][1][0] != f"Slurm/{chem}"  # slurmd keeps one
         assert all(
-            cell is None or not cell[0].startswith("slurm/") for cell in cells["gpu-w0"]
+            cell is None or not cell[0].startswith("Slurm/") for cell in cells["gpu-w0"]
         )  # sn0: no Slurm job
         # Slurm's partitions join the queue pane: sinfo's partitions, squeue's counts per partition
         parts = session.slurm_partitions
@@ -150,7 +150,7 @@ async def test_slurm_and_kubernetes_jobs_in_one_view(
         assert parts["slurm.debug"].state.value == "open" and parts["slurm.debug"].running_jobs == 0
         # k8s-a's pods name no device: the pane knows their holders per node (unplaced)
         k8s_a = {holder[:2]: holder[2] for n in gpus.nodes if n.name == "k8s-a" for holder in n.unplaced}
-        assert k8s_a == {(f"slurm/{bridged}", "bio"): 1.0, ("ml/k8s-train", ""): 2.0}
+        assert k8s_a == {(f"Slurm/{bridged}", "bio"): 1.0, ("ml/k8s-train", ""): 2.0}
     finally:
         await asyncio.to_thread(session.close)
 
@@ -174,7 +174,7 @@ async def test_read_only_console_sends_slurmrestd_no_action(
                 await pilot.pause()
                 table = app.query_one(JobsTable)
                 assert "slurm.gpu" in app.query_one(QueuePane).queues  # Slurm's partitions, drawn
-                assert "Slurm" in app.export_screenshot() and f"slurm/{pending}" in app.export_screenshot()
+                assert "Slurm" in app.export_screenshot() and f"Slurm/{pending}" in app.export_screenshot()
                 action_keys = [
                     k.strip()
                     for s in KEYMAP
