@@ -51,11 +51,19 @@ def _recording() -> dict[str, Any]:
 
 
 class _Recorded:
-    """An opener for :class:`SlurmRest`: the recorded answers by path, 404 for anything else."""
+    """An opener for :class:`SlurmRest`: the recorded answers by path, 404 for anything else.
+
+    ``GET .../job/<id>`` (what an action's preview reads) answers the recorded list's entry for
+    that job, in the list's own envelope: slurmrestd's answer for one job has the same shape."""
 
     def __init__(self, paths: list[str], responses: dict[str, Any]) -> None:
         self.answers: dict[str, bytes] = {p: json.dumps(body).encode() for p, body in responses.items()}
         self.answers["/openapi/v3"] = json.dumps({"paths": {path: {} for path in paths}}).encode()
+        for path, body in responses.items():
+            if path.endswith("/jobs"):
+                for job in body.get("jobs", []):
+                    one = {**body, "jobs": [job]}
+                    self.answers[f"{path.removesuffix('s')}/{job.get('job_id')}"] = json.dumps(one).encode()
 
     def __call__(self, request: urllib.request.Request, timeout: float = 0.0) -> Any:
         path = request.full_url.removeprefix(DEMO_URL)
