@@ -83,7 +83,6 @@ class SlurmConsoleSession:
     def policy(self, value: Policy) -> None:
         self.inner.policy = value
 
-
     @property
     def speed(self) -> float:
         return self.inner.speed

@@ -8,6 +8,12 @@ squeue printed for those jobs then: 1-3 running with gpu:2/1/1 on sn1/sn2/sn3, 4
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpctop import cli
 from hpctop.actions.requests import ActionKind
 from hpctop.backends.slurm.act import slurm_job_request
 from hpctop.runtime.slinky_demo import slinky_demo_session
@@ -61,3 +67,27 @@ async def test_every_action_key_on_a_demo_slurm_row_sends_nothing() -> None:
                 app.pop_screen()
                 await pilot.pause()
     assert set(sent) <= {"GET"}
+
+
+def test_the_cli_starts_the_demo_read_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    made: list[tuple[Any, dict[str, Any]]] = []
+
+    class App:
+        return_code = 0
+        theme = "hpctop-dark"
+
+        def run(self, **options: Any) -> None:
+            return None
+
+    def make_app(session: Any, **kwargs: Any) -> App:
+        made.append((session, kwargs))
+        return App()
+
+    monkeypatch.setattr(cli, "_load_make_app", lambda: make_app)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert cli.main(["--demo-slinky"]) == 0
+    session, options = made[0]
+    assert options["read_only"] is True and ("", "SlurmJob", "1") in session.snapshot.jobs
+    assert cli.main(["--demo-slinky", "--demo"]) == 2  # it brings its own cluster
+    assert cli.main(["--demo-slinky", "--slurm-url", "http://127.0.0.1:9"]) == 2

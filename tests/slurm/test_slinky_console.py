@@ -23,10 +23,12 @@ import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import kmock
 import pytest
 
+from hpctop import cli
 from hpctop.actions.audit import AuditLog
 from hpctop.backends.slurm.act import SlurmActions
 from hpctop.runtime.live_console import LiveConsoleSession
@@ -264,3 +266,43 @@ async def test_jobs_table_joins_the_two_sides_too(
     assert by_id[bridged]["backend"] == "slurm" and by_id[bridged]["account"] == "bio"
     assert by_id[other]["backend"] == "slurm"
     assert "ml/k8s-train" in ids  # the Kubernetes job is still listed
+
+
+def _captured_console(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    """Replace the console's app with one that keeps the session it was given and exits."""
+    made: list[tuple[Any, dict[str, Any]]] = []
+
+    class App:
+        return_code = 0
+        theme = "hpctop-dark"
+
+        def run(self, **options: Any) -> None:
+            return None
+
+    def make_app(session: Any, **kwargs: Any) -> App:
+        made.append((session, kwargs))
+        return App()
+
+    monkeypatch.setattr(cli, "_load_make_app", lambda: make_app)
+    return made
+
+
+def test_console_beside_the_demo_reads_the_real_slurmrestd(
+    slurm: RealSlurm, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``hpctop --demo --slurm-url URL --read-only``: the demo's rows and Slurm's, read-only at the client."""
+    job = slurm.sbatch("-A", "physics", "-w", "sn1", "-J", "x")
+    made = _captured_console(monkeypatch)
+    monkeypatch.setenv("SLURM_JWT", slurm.token())
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    code = cli.main(
+        ["--demo", "--read-only", "--slurm-url", slurm.url, "--slurm-user", "root", "--slurm-poll", "3"]
+    )
+    assert code == 0 and len(made) == 1
+    session, options = made[0]
+    assert isinstance(session, SlurmConsoleSession) and options["read_only"] is True
+    assert session.poller.client.read_only and session.poller.interval == 3.0
+    jobs = session.snapshot.jobs
+    assert ("", "SlurmJob", job) in jobs
+    assert any(key[1] != "SlurmJob" for key in jobs)  # the demo's own jobs are still there
