@@ -11,20 +11,15 @@ must survive, show one confirmation, and have sent no write.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from textual import events
 from textual.pilot import Pilot
 
 from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.resources import DEFAULT_RESOURCES, VOLCANO_JOBS
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen
-from tests.kube.console.test_console_actions import FAST, SIZE, settle
-from tests.kube.console.test_console_backends import VC_KEY, real_patches, select
-from tests.kube.console.test_console_backends import seed as seed_volcano
+from tests.kube.console.conftest import SIZE, VC_KEY, real_patches, select, settle
 from tests.kube.console.test_console_queues import connect, patches, put_queues, select_queue
 from tests.kube.fakeserver import FakeApiServer
 
@@ -38,28 +33,7 @@ async def double_enter(app: HpctopApp, pilot: Pilot[None]) -> None:
     await pilot.pause(0.2)
 
 
-@pytest.fixture
-async def volcano(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIterator[LiveConsoleSession]:
-    seed_volcano(fake)
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
-        resources=(*DEFAULT_RESOURCES, VOLCANO_JOBS),
-        read_only=False,
-        audit_path=tmp_path / "audit.jsonl",
-    )
-    try:
-        yield session
-    finally:
-        await asyncio.to_thread(session.close)
-
-
 async def test_priority_class_picker(fake: FakeApiServer, volcano: LiveConsoleSession) -> None:
-    from tests.kube.console.test_console_actions import until
-
-    await until(lambda: volcano.synced and VC_KEY in volcano.snapshot.jobs, what="the Volcano job")
     app = make_app(volcano, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, VC_KEY)

@@ -26,9 +26,12 @@ from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
-from tests.kube.console.test_console_actions import FAST, KEY, SIZE, confirm_text, settle, until
+from tests.kube.conftest import FAST
+from tests.kube.console.conftest import SIZE, confirm_text, settle
+from tests.kube.console.test_console_actions import KEY
 from tests.kube.fakeserver import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, FakeApiServer, Rbac, Rule
 from tests.model_fixtures import batch_job
+from tests.polling import until
 
 #: what the fake serves of Kueue (no Cohort, no ResourceFlavor)
 KUEUE = [r for r in kueue_resources() if r.plural in ("workloads", "clusterqueues", "localqueues")]

@@ -24,7 +24,7 @@ import os
 import ssl
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +46,9 @@ from tests.kube.conftest import make_certificate, write_kubeconfig
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
 from tests.kube.test_reflector import pods_in, reflecting, server_pods
 from tests.model_fixtures import node, pod
+from tests.polling import until
 
 FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2, inactivity=5.0)
-
-
-async def until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def authorizations(fake: FakeApiServer) -> list[str]:
