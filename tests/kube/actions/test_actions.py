@@ -196,7 +196,7 @@ async def test_m5_reset_after_the_delete_is_settled_by_rereading(
     result = await actions.execute(ActionRequest(ActionKind.CANCEL, TRAIN))
     assert result.ok and "confirmed by re-reading" in result.message
     assert len(writes(fake, "DELETE")) == 1  # never sent twice, not even by aiohttp
-    methods = [(r.method, r.url.path) for _, r in fake.log]
+    methods: list[tuple[str, str]] = [(r.method, r.url.path) for _, r in fake.log]
     delete_at = methods.index(("DELETE", JOB_PATH))
     assert ("GET", JOB_PATH) in methods[delete_at + 1 :]
 

@@ -68,7 +68,7 @@ async def test_move_queue_picker(fake: FakeApiServer, kubeconfig: Path, tmp_path
     try:
         app = make_app(live, tick_interval=0)
         async with app.run_test(size=SIZE) as pilot:
-            from tests.kube.console.test_console_queues import KEY
+            from tests.kube.console.test_console_actions import KEY
 
             await select(app, pilot, KEY)
             await pilot.press("m")

@@ -37,7 +37,7 @@ from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import load_connection
 from hpctop.sources.kube.errors import KubeConfigError
 from hpctop.sources.kube.exec_plugin import ExecIO
-from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState
+from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
 from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
 from hpctop.tui.app import make_app
@@ -225,7 +225,10 @@ async def test_c1_a_refresh_that_hangs_leaves_the_console_responsive(
                 await pilot.press("s")
                 assert table.sort_column != column
                 assert time.perf_counter() - pressed < 0.5
-            pod_status = lambda: session.statuses["Pod"]  # noqa: E731
+
+            def pod_status() -> ReflectorStatus:
+                return session.statuses["Pod"]
+
             await until(lambda: "did not finish within 0.5 s" in pod_status().last_error, 10, "the timeout")
             assert pod_status().state is ReflectorState.RETRYING or pod_status().failures > 0
             await until(lambda: "stale" in session.connection, 10, "the stale mark")

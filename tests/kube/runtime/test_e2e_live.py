@@ -67,7 +67,7 @@ async def connect(kubeconfig: Path, **options: object) -> LiveConsoleSession:
         LiveConsoleSession.connect,
         str(kubeconfig),
         None,
-        settings=FAST,  # type: ignore[arg-type]
+        settings=FAST,
         **options,  # type: ignore[arg-type]
     )
     await until(lambda: session.synced, what="the reflectors to sync")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from hpctop.cli import main
 from hpctop.runtime.leader import LeaderElector
