@@ -7,7 +7,7 @@ JobSet's child Job and a LeaderWorkerSet's StatefulSet fold into their top owner
 those controllers stamp on every pod, so the row is the highest recognised kind), then a YuniKorn
 application id, then a Volcano or coscheduling pod-group name, else the pod itself. The job's
 row is derived from its pods, its owner object and, when a queueing backend is present, that
-backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.model.backends`)
+backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.backends`)
 each time one of them changes; nothing here keeps state of its own.
 """
 
@@ -18,13 +18,9 @@ from collections.abc import Iterable
 from functools import lru_cache
 from operator import attrgetter
 
-from hpctop.model.backends.evidence import (
-    JobEvidence,
-    backend_reasons,
-    backend_state,
-    by_precedence,
-    pod_reason,
-)
+from hpctop.backends import registry
+from hpctop.backends.kube_scheduler.read import pod_reason
+from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.objects import (
     VOLCANO_BATCH_GROUP,
@@ -315,9 +311,9 @@ def _derive_general(
     live = [p for p in members if not p.is_terminal]
     reasons: tuple[Reason, ...] = ()
     if evidence is not None:
-        state = backend_state(evidence, state, any(p.node_name for p in live))
+        state = registry.job_state(evidence, state, any(p.node_name for p in live))
         if state.is_pending or state == JobState.STARTING:
-            found = backend_reasons(evidence, state, len(live))
+            found = registry.job_reasons(evidence, state, len(live))
             pod_level = _observed_reason(live) if state == JobState.PENDING else None
             if pod_level is not None:
                 found.append(pod_level)
