@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -32,19 +30,6 @@ pytestmark = pytest.mark.looptime
 
 TRAIN = ("team-a", "Job", "train")
 JOB_PATH = "/apis/batch/v1/namespaces/team-a/jobs/train"
-
-
-@pytest.fixture
-def audit(tmp_path: Path) -> AuditLog:
-    return AuditLog(tmp_path / "state" / "audit.jsonl")
-
-
-@pytest.fixture
-async def actions(connection: Connection, audit: AuditLog) -> AsyncIterator[KubeActions]:
-    client = KubeClient(connection, read_only=False)
-    core = KubeActions(client, audit=audit)
-    yield core
-    await core.close()
 
 
 def seed(fake: FakeApiServer, name: str = "train", pods: int = 2, **job: Any) -> None:

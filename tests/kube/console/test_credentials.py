@@ -44,7 +44,7 @@ from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
 from tests.kube.conftest import make_certificate, write_kubeconfig
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
-from tests.kube.test_reflector import pods_in, reflecting, server_pods
+from tests.kube.reflectors import pods_in, reflecting, server_pods
 from tests.model_fixtures import node, pod
 from tests.polling import until
 
