@@ -1,7 +1,7 @@
 """The command line over a hand-built cluster: formats, filters, sorting, errors and exit codes.
 
 The session factory is replaced by one that returns the sample cluster of
-``test_tables_fixtures``, so these tests check the CLI's own work (arguments, settings, exit
+``table_fixtures``, so these tests check the CLI's own work (arguments, settings, exit
 statuses, output) without the simulator. ``test_cli_demo.py`` runs the real demo end to end.
 """
 
@@ -20,7 +20,7 @@ import pytest
 from hpctop import __version__, cli
 from hpctop.errors import ConfigError
 from tests.cli.conftest import FakeSession
-from tests.tables.test_tables_fixtures import sample_cluster
+from tests.table_fixtures import sample_cluster
 
 
 @pytest.fixture

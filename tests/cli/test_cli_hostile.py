@@ -32,7 +32,7 @@ from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tables.fmt import EPOCH
 from tests.cli.conftest import FakeSession
-from tests.tables.test_tables_fixtures import (
+from tests.table_fixtures import (
     make_job,
     make_node,
     make_partition,
