@@ -27,11 +27,10 @@ from hpctop.tui.screens.help import HelpScreen
 from hpctop.tui.screens.permissions import PermissionsScreen
 from hpctop.tui.widgets.jobs import JobsTable
 from tests.kube.conftest import live_console
-from tests.kube.console.conftest import SIZE, confirm_text, settle
+from tests.kube.console.conftest import KEY, SIZE, confirm_text, settle
 from tests.kube.fakeserver import JOBS, FakeApiServer, Rbac, Rule
 from tests.model_fixtures import batch_job
 
-KEY = ("team-a", "Job", "train")
 JOB_PATH = "/apis/batch/v1/namespaces/team-a/jobs/train"
 
 

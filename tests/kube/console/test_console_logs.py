@@ -20,8 +20,7 @@ from hpctop.tui.screens.confirm import PickScreen
 from hpctop.tui.screens.textview import TextScreen
 from hpctop.tui.widgets.jobs import JobsTable
 from tests.kube.conftest import live_console
-from tests.kube.console.conftest import settle
-from tests.kube.console.test_console_actions import KEY
+from tests.kube.console.conftest import KEY, settle
 from tests.kube.fakeserver import JOBS, PODS, FakeApiServer
 from tests.model_fixtures import batch_job, pod
 from tests.polling import until

@@ -27,7 +27,7 @@ from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
 from tests.kube.conftest import live_console
-from tests.kube.console.test_console_queues import CQ, KUEUE, put_queues
+from tests.kube.console.conftest import CQ, KUEUE, put_queues
 from tests.kube.fakeserver import FakeApiServer
 from tests.kube.simserver import serve
 from tests.polling import until
