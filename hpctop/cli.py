@@ -218,7 +218,7 @@ def _job_filters(parser: argparse.ArgumentParser) -> None:
     opts.add_argument("--me", action="store_true", help="only your jobs (the 'user' setting, default $USER)")
 
 
-def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
+def _slurm_options(parser: argparse.ArgumentParser, alone: str, *, console: bool = False) -> None:
     slurm = parser.add_argument_group(f"Slurm (slurmrestd; {alone})")
     slurm.add_argument("--slurm-url", metavar="URL", help="read Slurm from the slurmrestd at this URL")
     slurm.add_argument(
@@ -238,12 +238,13 @@ def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
         help="reach slurmrestd through the API server's service proxy (PORT default 6820; 'auto': the "
         "Service a Slinky operator made); instead of --slurm-url",
     )
-    slurm.add_argument(
-        "--slurm-poll",
-        metavar="SECONDS",
-        type=float,
-        help="console: seconds between two reads of slurmrestd (default 10; it backs off on failure)",
-    )
+    if console:
+        slurm.add_argument(
+            "--slurm-poll",
+            metavar="SECONDS",
+            type=float,
+            help="seconds between two reads of slurmrestd (default 10; it backs off on failure)",
+        )
     slurm.add_argument(
         "--slurm-user",
         metavar="NAME",
@@ -288,7 +289,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
         help="offline: a recorded Slinky cluster (slurmd pods of a NodeSet, a slurm-bridge pod) and its "
         "recorded slurmrestd, joined in one view (read-only)",
     )
-    _slurm_options(parser, "beside the console's cluster: Slurm's jobs joined into its panes")
+    _slurm_options(parser, "beside the console's cluster: Slurm's jobs joined into its panes", console=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     jobs = commands.add_parser(
