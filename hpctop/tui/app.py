@@ -25,6 +25,7 @@ from textual.widgets import Footer, Static
 from hpctop.actions.requests import (
     ActionKind,
 )
+from hpctop.runtime.slurm_join import SLURM_QUEUE_ROOT
 from hpctop.tui.base import survives
 from hpctop.tui.commands import HpctopCommands
 from hpctop.tui.detail_feed import DetailFeed
@@ -256,6 +257,11 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
     @survives
     def on_queue_pane_filter_jobs(self, message: QueuePane.FilterJobs) -> None:
         jobs = self._main(JobsTable, "#jobs")
+        root, _, partition = message.path.partition(".")
+        if root == SLURM_QUEUE_ROOT and partition:  # a Slurm partition's row: its jobs by partition
+            jobs.set_filters(Filters(**{**_filters_dict(jobs.filters), "partition": partition}))
+            self._update_jobs_info()
+            return
         jobs.set_filters(Filters(**{**_filters_dict(jobs.filters), "queue": message.path}))
         self._update_jobs_info()
 

@@ -22,6 +22,7 @@ from hpctop.tui.gpumap import build_gpu_map
 from hpctop.tui.keymap import KEYMAP
 from hpctop.tui.rows import make_row
 from hpctop.tui.widgets.jobs import JobsTable
+from hpctop.tui.widgets.queues import QueuePane
 
 
 def test_the_demo_joins_both_sides() -> None:
@@ -91,3 +92,16 @@ def test_the_cli_starts_the_demo_read_only(monkeypatch: pytest.MonkeyPatch, tmp_
     assert options["read_only"] is True and ("", "SlurmJob", "1") in session.snapshot.jobs
     assert cli.main(["--demo-slinky", "--demo"]) == 2  # it brings its own cluster
     assert cli.main(["--demo-slinky", "--slurm-url", "http://127.0.0.1:9"]) == 2
+
+
+async def test_a_double_click_on_a_slurm_partition_shows_its_jobs() -> None:
+    app = make_app(slinky_demo_session(), tick_interval=0, show_charts=False, read_only=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.step_now(0)
+        await pilot.pause()
+        app.post_message(QueuePane.FilterJobs("slurm.gpu"))
+        await pilot.pause()
+        table = app.query_one(JobsTable)
+        assert table.filters.partition == "gpu"
+        shown = [row.id for row in table.view]
+        assert shown and all(row_id.startswith("Slurm/") for row_id in shown)
