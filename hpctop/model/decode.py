@@ -31,6 +31,7 @@ import msgspec
 
 from hpctop.errors import QuantityError
 from hpctop.model import structs, tolerant
+from hpctop.backends.kai.read import DECODERS as KAI_DECODERS
 from hpctop.model.backends.wire import BACKEND_DECODERS
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.projection import (
@@ -81,6 +82,7 @@ _SCHEMAS: dict[str, tuple[type[msgspec.Struct], Projection]] = {
         )
     },
     **BACKEND_DECODERS,
+    **KAI_DECODERS,
 }
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from operator import attrgetter
 
+from hpctop.backends.kai import read as kai
 from hpctop.model.backends.evidence import (
     JobEvidence,
     backend_reasons,
@@ -59,7 +60,7 @@ VOLCANO_PHASES = {
     "Completed": JobState.COMPLETED,
     "Failed": JobState.FAILED,
 }
-QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
+QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue", kai.QUEUE_LABEL)
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
 #: partitions of hpctop's own model a job may name. slurm-bridge's
 #: ``slurmjob.slinky.slurm.net/partition`` names a *Slurm* partition (SchedMD/slurm-bridge
@@ -103,6 +104,9 @@ def job_key_for_pod(pod: Pod) -> JobKey:
             if lws:
                 return (pod.namespace, "LeaderWorkerSet", lws)
         return job_key_for_owner(pod.namespace, owner)
+    reservation = kai.reservation_job_key(pod) if pod.namespace == kai.KAI_RESERVATION_NAMESPACE else None
+    if reservation is not None:
+        return reservation
     for key in APP_ID_KEYS:
         app = pod.labels.get(key) or (pod.annotations.get(key) if key.startswith("yunikorn") else None)
         if app:
@@ -255,7 +259,7 @@ def derive_job(
     ``None`` when there are neither pods nor an owner, and for an owner that is only a part of a
     bigger job (a JobSet's child Job) while it has no pods of its own.
     """
-    if key[1] in NODE_SERVICE_KINDS:
+    if key[1] in NODE_SERVICE_KINDS or kai.is_reservation_job(key[1]):
         return None
     all_pods = sorted(pods, key=_BY_NAME)
     if workload is None and evidence is None and len(all_pods) == 1 and not all_pods[0].is_placeholder:

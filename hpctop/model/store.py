@@ -30,6 +30,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
+from hpctop.backends.kai import read as kai
 from hpctop.model.backends.evidence import JobEvidence
 from hpctop.model.backends.queues import QueueIndex, build_queues, escape
 from hpctop.model.backends.wire import STORE_KINDS
@@ -92,7 +93,7 @@ def _queue_shape(obj: object) -> tuple[object, ...] | None:
         return (obj.parent,)
     if isinstance(obj, VolcanoQueue):
         return (obj.parent, obj.hierarchy, obj.state, obj.capability)
-    return None
+    return kai.queue_shape(obj)
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,6 +498,9 @@ class Store:
                     if name:
                         okey = (VOLCANO_GROUP, "PodGroup", sample.namespace, name)
                         break
+                name = sample.annotations.get(kai.PODGROUP_ANNOTATION)
+                if okey is None and name:
+                    okey = (kai.KAI_GROUP, "PodGroup", sample.namespace, name)
             if okey is not None and okey in self.objects:
                 self._job_of_group[okey] = key
                 self._group_of_job[key] = okey
@@ -524,6 +528,8 @@ class Store:
             path = (index.kueue_cq.get(cq) or f"{ROOT}.{escape(cq)}") if cq else None
             local_path = index.kueue_lq.get(lq)
             local = index.queues.get(local_path) if local_path else None
+        elif isinstance(pod_group, kai.KaiPodGroup):
+            path = index.kai.get(volcano_queue) if volcano_queue else None
         elif volcano_queue is not None:
             path = index.volcano.get(volcano_queue)
             if path is None and pod_group is None:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from hpctop.backends.kai import read as kai
 from hpctop.model.objects import (
     VOLCANO_GROUP,
     KueueWorkload,
@@ -197,6 +198,8 @@ def backend_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState:
             return JobState.PENDING  # quota reserved, job not yet unsuspended (admission checks)
         return state
     pg = ev.pod_group
+    if isinstance(pg, kai.KaiPodGroup):
+        return kai.job_state(pg, state, bound)
     if pg is not None and not state.is_finished and not bound and state != JobState.HELD:
         if pg.group == VOLCANO_GROUP and pg.phase in ("Pending", "Inqueue"):
             return JobState.PENDING
@@ -369,7 +372,10 @@ def backend_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list
     out: list[Reason] = []
     if ev.kueue is not None:
         out.extend(_kueue_reasons(ev.kueue, ev, state))
-    if ev.pod_group is not None and state != JobState.STARTING:
+    if isinstance(ev.pod_group, kai.KaiPodGroup):
+        if state != JobState.STARTING:
+            out.extend(kai.job_reasons(ev.pod_group, ev.queue_info, live_members))
+    elif ev.pod_group is not None and state != JobState.STARTING:
         out.extend(_pod_group_reasons(ev.pod_group, ev, live_members))
     elif ev.kueue is None:
         found = _queue_reason(

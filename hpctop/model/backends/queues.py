@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from hpctop.backends.kai import read as kai
 from hpctop.model.backends.wire import resources_of
 from hpctop.model.objects import (
     ClusterQueue,
@@ -61,6 +62,7 @@ class QueueIndex:
     kueue_lq: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (ns, LocalQueue) → path
     local_cq: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (ns, LocalQueue) → CQ name
     volcano: Mapping[str, str] = field(default_factory=dict)  # Volcano Queue name → path
+    kai: Mapping[str, str] = field(default_factory=dict)  # KAI Queue name → path
 
 
 def _positive(r: Resources) -> Resources:
@@ -259,6 +261,7 @@ def build_queues(objects: Iterable[object], yunikorn: Iterable[QueueInfo] = ()) 
     cqs: list[ClusterQueue] = []
     lqs: list[LocalQueue] = []
     vqs: list[VolcanoQueue] = []
+    kqs: list[kai.KaiQueue] = []
     for obj in objects:
         if isinstance(obj, ClusterQueue):
             cqs.append(obj)
@@ -268,12 +271,15 @@ def build_queues(objects: Iterable[object], yunikorn: Iterable[QueueInfo] = ()) 
             cohorts.append(obj)
         elif isinstance(obj, VolcanoQueue):
             vqs.append(obj)
+        elif isinstance(obj, kai.KaiQueue):
+            kqs.append(obj)
     out: dict[str, QueueInfo] = {}
     cq_path, lq_path, local_cq = _kueue(cohorts, cqs, lqs, out) if (cqs or lqs or cohorts) else ({}, {}, {})
     volcano = _volcano(vqs, out) if vqs else {}
+    kai_paths = kai.fold_queues(kqs, out) if kqs else {}
     for info in yunikorn:
         out[info.path] = info
-    return QueueIndex(dict(sorted(out.items())), cq_path, lq_path, local_cq, volcano)
+    return QueueIndex(dict(sorted(out.items())), cq_path, lq_path, local_cq, volcano, kai_paths)
 
 
 def policy_from_snapshot(snapshot: object, base: Policy) -> Policy:

@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from hpctop.backends.kai.read import STORE_KINDS as KAI_STORE_KINDS
 from hpctop.model.objects import (
     COSCHEDULING_GROUP,
     VOLCANO_GROUP,
@@ -571,3 +572,4 @@ BACKEND_DECODERS: dict[str, tuple[type[WireStruct], Callable[[Any, str], Any]]] 
 
 #: decoder key → the (group, kind) its objects carry in their ``key``
 STORE_KINDS: dict[str, tuple[str, str]] = {k: split_kind(k) for k in BACKEND_DECODERS}
+STORE_KINDS.update(KAI_STORE_KINDS)

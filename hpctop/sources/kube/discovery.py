@@ -41,6 +41,7 @@ BACKEND_GROUPS: Mapping[str, str] = {
     "batch.volcano.sh": "volcano",
     "bus.volcano.sh": "volcano",
     "scheduling.x-k8s.io": "coscheduling",
+    "scheduling.run.ai": "kai",
     "jobset.x-k8s.io": "jobset",
     "kubeflow.org": "kubeflow",
     "trainer.kubeflow.org": "kubeflow-trainer",

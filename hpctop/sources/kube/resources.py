@@ -73,6 +73,11 @@ VOLCANO_JOBS = ResourceSpec("Job.batch.volcano.sh", "batch.volcano.sh", "v1alpha
 COSCHEDULING_PODGROUPS = ResourceSpec(
     "PodGroup.scheduling.x-k8s.io", "scheduling.x-k8s.io", "v1alpha1", "podgroups", namespaced=True
 )
+#: NVIDIA KAI-Scheduler (hpctop/backends/kai): Queues v2, PodGroups v2alpha2 (the versions its CRDs serve)
+KAI_QUEUES = ResourceSpec("Queue.scheduling.run.ai", "scheduling.run.ai", "v2", "queues", namespaced=False)
+KAI_PODGROUPS = ResourceSpec(
+    "PodGroup.scheduling.run.ai", "scheduling.run.ai", "v2alpha2", "podgroups", namespaced=True
+)
 JOBSETS = ResourceSpec("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", namespaced=True)
 LEADERWORKERSETS = ResourceSpec(
     "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespaced=True
@@ -93,6 +98,8 @@ OPTIONAL_RESOURCES: tuple[tuple[ResourceSpec, ...], ...] = (
     (VOLCANO_PODGROUPS,),
     (VOLCANO_JOBS,),
     (COSCHEDULING_PODGROUPS,),
+    (KAI_QUEUES,),
+    (KAI_PODGROUPS,),
     (JOBSETS,),
     (LEADERWORKERSETS,),
     (PYTORCHJOBS,),
