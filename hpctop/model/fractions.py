@@ -52,7 +52,7 @@ def _fraction_milli(text: str) -> int:
     if not 0 < value < 1 or math.isnan(value):
         # KAI's binder refuses the pod (gpu_request_validator.go: 0 < fraction < 1)
         raise QuantityError(f"{KAI_FRACTION}={text!r}: a fraction must lie strictly between 0 and 1")
-    return max(math.ceil(value * 1000), 1)
+    return max(math.ceil(round(value * 1000, 6)), 1)  # 0.29 * 1000 is 290.00000000000006
 
 
 def _devices(annotations: dict[str, str]) -> int:

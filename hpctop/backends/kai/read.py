@@ -340,7 +340,8 @@ def _tolerant_list(values: Mapping[str, Quantity] | None) -> Resources | None:
     if values is None:
         return None
     try:
-        return resource_list(values)
+        # KAI writes -1 where a queue has no quota or no limit on a resource: no number to show
+        return resource_list({k: v for k, v in values.items() if not str(v).startswith("-")})
     except ValueError:
         return None
 
@@ -526,8 +527,13 @@ def job_state(pg: KaiPodGroup, state: JobState, bound: bool) -> JobState:
     return state
 
 
-def job_reasons(pg: KaiPodGroup, queue: QueueInfo | None, live_members: int) -> list[Reason]:
-    """Every reason KAI gives for a waiting group, unordered (observed: KAI's own words)."""
+def job_reasons(
+    pg: KaiPodGroup, queue: QueueInfo | None, live_members: int, state: JobState = JobState.PENDING
+) -> list[Reason]:
+    """Every reason KAI gives for a waiting group, unordered (observed: KAI's own words).
+
+    A held (suspended) job has no pods by design: its missing members are not a gang's.
+    """
     out: list[Reason] = []
     for u in pg.unschedulable:
         code = _REASON_CODES.get(u.reason)
@@ -542,7 +548,7 @@ def job_reasons(pg: KaiPodGroup, queue: QueueInfo | None, live_members: int) -> 
                 f"queue {queue.path} is a parent queue: only leaf queues take jobs",
             )
         )
-    if pg.min_member and live_members < pg.min_member:
+    if pg.min_member and live_members < pg.min_member and state != JobState.HELD:
         out.append(
             Reason(
                 ReasonCode.GANG_INCOMPLETE,

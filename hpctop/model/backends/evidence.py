@@ -374,7 +374,7 @@ def backend_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list
         out.extend(_kueue_reasons(ev.kueue, ev, state))
     if isinstance(ev.pod_group, kai.KaiPodGroup):
         if state != JobState.STARTING:
-            out.extend(kai.job_reasons(ev.pod_group, ev.queue_info, live_members))
+            out.extend(kai.job_reasons(ev.pod_group, ev.queue_info, live_members, state))
     elif ev.pod_group is not None and state != JobState.STARTING:
         out.extend(_pod_group_reasons(ev.pod_group, ev, live_members))
     elif ev.kueue is None:
