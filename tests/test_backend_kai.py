@@ -43,7 +43,9 @@ def _read(tmp: Path) -> ClusterView:
         async with FakeApiServer() as fake, kmock.Server(fake):
             used = {r for case in KAI_CASES for r, _ in case.objects} | {RESOURCES["pods/v1"]}
             for res in used:
-                key = f"{res.group}/{res.version}/{res.plural}" if res.group else f"{res.version}/{res.plural}"
+                key = (
+                    f"{res.group}/{res.version}/{res.plural}" if res.group else f"{res.version}/{res.plural}"
+                )
                 fake.resources[key] = kmock.ResourceInfo(
                     kind=res.kind, namespaced=res.namespaced, verbs={"get", "list", "watch"}
                 )
@@ -106,7 +108,10 @@ def test_the_over_limit_job_shows_kais_numbers_and_no_eta(view: ClusterView) -> 
     first = job.reasons[0]
     assert first.source == "kai:PodGroup.schedulingConditions.OverLimit"
     assert "Limit is 2 GPUs, currently 2 GPUs allocated" in first.message
-    assert "[queue ml-team: GPUs requested 1, allocated 2, deserved 1, limit 2; node pool default]" in first.message
+    assert (
+        "[queue ml-team: GPUs requested 1, allocated 2, deserved 1, limit 2; node pool default]"
+        in first.message
+    )
     assert job.backends == ("kai",) and job.gang is not None and job.gang.min_member == 1
 
 

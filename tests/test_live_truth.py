@@ -228,7 +228,9 @@ def test_nothing_was_dropped_silently(reading: Reading) -> None:
             if kai.reservation_job_key(pod) is not None:
                 # KAI's reservation pod: no row of its own, attributed to the jobs whose shares it holds
                 snap = reading.view.snapshot
-                served = [j for j in snap.jobs.values() if pod in kai.reservations_of(snap.job_pods(j), snap.pods)]
+                served = [
+                    j for j in snap.jobs.values() if pod in kai.reservations_of(snap.job_pods(j), snap.pods)
+                ]
                 assert served, f"{case.id}: reservation pod {key} serves no job"
                 continue
             assert key in listed, f"{case.id}: pod {key} is in no job row"

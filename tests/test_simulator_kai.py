@@ -34,7 +34,15 @@ def _scenario() -> Scenario:
             JobSpec("big", "team", "root.team", submit=0, duration=3600, cpu=1000, memory=GIB, gpu_count=2),
             JobSpec("over", "team", "root.team", submit=10, duration=600, cpu=1000, memory=GIB, gpu_count=1),
             JobSpec(
-                "half", "share", "root.share", submit=0, duration=300, cpu=500, memory=GIB, gpu_count=1, gpu_milli=500
+                "half",
+                "share",
+                "root.share",
+                submit=0,
+                duration=300,
+                cpu=500,
+                memory=GIB,
+                gpu_count=1,
+                gpu_milli=500,
             ),
         ),
         policy=Policy(
@@ -78,7 +86,9 @@ def test_the_session_shows_over_limit_a_half_gpu_and_its_reservation() -> None:
     assert snap.queues["root.team"].backend == "kai" and snap.queues["root.team"].max == Resources(gpu=2000)
     over = snap.jobs[("team", "Job", "over")]
     assert over.state.is_pending and over.reasons[0].source == "kai:PodGroup.schedulingConditions.OverLimit"
-    assert "Limit is 2 GPUs, currently 2 GPUs allocated and workload requested 1 GPUs" in over.reasons[0].message
+    assert (
+        "Limit is 2 GPUs, currently 2 GPUs allocated and workload requested 1 GPUs" in over.reasons[0].message
+    )
     view = merge(over, session.result.plans.get(over.key))
     assert view.reason is not None and view.reason.code == "QuotaExceeded" and view.eta is None
     half = snap.jobs[("share", "Job", "half")]

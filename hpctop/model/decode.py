@@ -29,9 +29,9 @@ from typing import Any
 
 import msgspec
 
+from hpctop.backends.kai.read import DECODERS as KAI_DECODERS
 from hpctop.errors import QuantityError
 from hpctop.model import structs, tolerant
-from hpctop.backends.kai.read import DECODERS as KAI_DECODERS
 from hpctop.model.backends.wire import BACKEND_DECODERS
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.projection import (

@@ -27,6 +27,7 @@ from hpctop.model.backends.evidence import (
     pod_reason,
 )
 from hpctop.model.decode import VOLCANO_JOB_KIND
+from hpctop.model.fractions import KAI_RESERVATION_NAMESPACE
 from hpctop.model.objects import (
     VOLCANO_BATCH_GROUP,
     Gang,
@@ -104,7 +105,7 @@ def job_key_for_pod(pod: Pod) -> JobKey:
             if lws:
                 return (pod.namespace, "LeaderWorkerSet", lws)
         return job_key_for_owner(pod.namespace, owner)
-    reservation = kai.reservation_job_key(pod) if pod.namespace == kai.KAI_RESERVATION_NAMESPACE else None
+    reservation = kai.reservation_job_key(pod) if pod.namespace == KAI_RESERVATION_NAMESPACE else None
     if reservation is not None:
         return reservation
     for key in APP_ID_KEYS:

@@ -614,8 +614,22 @@ class FolderBackendObject:
 
 
 BackendObject = (
-    KueueWorkload | ClusterQueue | LocalQueue | Cohort | ResourceFlavor | VolcanoQueue | PodGroup | FolderBackendObject
+    KueueWorkload
+    | ClusterQueue
+    | LocalQueue
+    | Cohort
+    | ResourceFlavor
+    | VolcanoQueue
+    | PodGroup
+    | FolderBackendObject
 )
 BACKEND_TYPES = (
-    KueueWorkload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, VolcanoQueue, PodGroup, FolderBackendObject,
-)  # fmt: skip
+    KueueWorkload,
+    ClusterQueue,
+    LocalQueue,
+    Cohort,
+    ResourceFlavor,
+    VolcanoQueue,
+    PodGroup,
+    FolderBackendObject,
+)

@@ -21,7 +21,7 @@ import datetime as dt
 from functools import lru_cache
 
 from hpctop.errors import HpctopError, QuantityError
-from hpctop.model import structs
+from hpctop.model import fractions, structs
 from hpctop.model.objects import (
     Condition,
     GpuInventory,
@@ -35,7 +35,6 @@ from hpctop.model.objects import (
     Workload,
 )
 from hpctop.model.quantity import LIMITS, MAX_GPUS, bounded, to_int
-from hpctop.model import fractions
 from hpctop.model.resources import GPU_RESOURCE, MIG_PREFIX, ZERO, Resources
 
 # Annotations hpctop reads; others are dropped at decode time to keep objects small.

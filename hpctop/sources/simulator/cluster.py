@@ -622,7 +622,9 @@ class SimulatedCluster:
                 "namespace": spec.namespace,
                 "uid": pod.uid,
                 "creationTimestamp": _ts(pod.created),
-                "labels": wire.pod_labels if self.kai is None else self.kai.bound_labels(pod, wire.pod_labels),
+                "labels": wire.pod_labels
+                if self.kai is None
+                else self.kai.bound_labels(pod, wire.pod_labels),
                 "annotations": annotations,
                 "ownerReferences": wire.owner_references,
             },

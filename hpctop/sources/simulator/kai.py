@@ -82,7 +82,9 @@ class KaiStyle:
 
     def __init__(self, cluster: SimulatedCluster) -> None:
         self.cluster = cluster
-        self.queues: dict[str, QueueSpec] = {q.path: q for q in cluster.scenario.policy.queues if q.path != ROOT}
+        self.queues: dict[str, QueueSpec] = {
+            q.path: q for q in cluster.scenario.policy.queues if q.path != ROOT
+        }
         self.allocated: dict[str, Resources] = dict.fromkeys(self.queues, ZERO)
         self.reservations: dict[tuple[str, int], _Reservation] = {}
         self.over_limit: dict[tuple[str, str, str], str] = {}  # job key → the condition's message
@@ -159,7 +161,10 @@ class KaiStyle:
         }
         if parent != ROOT:
             spec["parentQueue"] = self.queue_name(parent)
-        status: dict[str, Any] = {"allocated": _resource_list(allocated), "requested": _resource_list(allocated)}
+        status: dict[str, Any] = {
+            "allocated": _resource_list(allocated),
+            "requested": _resource_list(allocated),
+        }
         if children:
             status["childQueues"] = children
         return {
@@ -256,7 +261,12 @@ class KaiStyle:
                 "phase": "Running",
                 "conditions": [{"type": "PodScheduled", "status": "True"}],
                 "containerStatuses": [
-                    {"name": "resource-reservation", "ready": True, "restartCount": 0, "state": {"running": {}}}
+                    {
+                        "name": "resource-reservation",
+                        "ready": True,
+                        "restartCount": 0,
+                        "state": {"running": {}},
+                    }
                 ],
             },
         }
