@@ -26,17 +26,63 @@ nothing here runs and the demo's bytes are unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
 from hpctop.model.fractions import KAI_GPU_GROUP, KAI_RESERVATION_NAMESPACE
+from hpctop.model.objects import JobKey
 from hpctop.model.policy import ROOT, QueueSpec
 from hpctop.model.resources import ZERO, Resources
+from hpctop.sources.scenario import JobSpec, Scenario
 
-if TYPE_CHECKING:
-    from hpctop.sources.simulator.cluster import SimulatedCluster, _Job, _Pod
+
+# What this module reads of the cluster's own records (hpctop.sources.simulator.cluster imports
+# this module, so these are protocols, not imports: no import cycle, not even for typing).
+class _Pod(Protocol):
+    name: str
+    node: str | None
+    gpu_indices: tuple[int, ...]
+
+    @property
+    def job(self) -> _Job: ...
+
+
+class _Job(Protocol):
+    spec: JobSpec
+    uid: str
+    queue: str
+    priority_class: str
+    deleted: bool
+    suspended: bool
+
+    @property
+    def key(self) -> JobKey: ...
+
+    @property
+    def live_pods(self) -> list[Any]: ...
+
+    @property
+    def is_service(self) -> bool: ...
+
+
+class SimulatedCluster(Protocol):
+    scenario: Scenario
+
+    @property
+    def jobs(self) -> Mapping[JobKey, Any]: ...
+
+    @property
+    def now(self) -> float: ...
+
+    def _emit(self, kind: str, etype: str, obj: dict[str, Any]) -> None: ...
+
+    def _uid(self) -> str: ...
+
+    def _suffix(self, n: int = 5) -> str: ...
+
 
 STYLE = "kai"
 QUEUE_KIND = "Queue.scheduling.run.ai"
