@@ -3,9 +3,10 @@
 Every source (the simulator, a live API server, a recording) hands over watch events as the
 bytes an API server sends: ``{"type": "ADDED", "object": {...}}``, and list pages
 ``{"metadata": {...}, "items": [...]}``. Each kind has one schema, a msgspec Struct of only the
-fields hpctop reads (:mod:`hpctop.model.structs` for the core kinds, :mod:`hpctop.model.backends.wire`
-for the scheduler CRDs), and one projection into the frozen objects of :mod:`hpctop.model.objects`
-(:mod:`hpctop.model.projection`). This module is the registry and the order of the attempts:
+fields hpctop reads (:mod:`hpctop.model.structs` for the core kinds, each backend's ``read`` or
+``wire`` module for its CRDs), and one projection into the frozen objects of
+:mod:`hpctop.model.objects`. Which kinds exist is the backend registry's to say
+(:data:`hpctop.backends.registry.DECODERS`); this module compiles them and orders the attempts:
 
 1. the fast path: one strict decode of the whole event or page, in C, skipping what is not read;
 2. only if that fails, a list page is cut into its items (:func:`hpctop.model.tolerant.split_page`)
@@ -23,67 +24,27 @@ notes it: an object is applied whole or not at all.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from hpctop.backends.kai.read import DECODERS as KAI_DECODERS
+from hpctop.backends.contract import Decoder, Projection
+from hpctop.backends.registry import DECODERS
 from hpctop.errors import QuantityError
 from hpctop.model import structs, tolerant
-from hpctop.model.backends.wire import BACKEND_DECODERS
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.projection import (
     VOLCANO_JOB_KIND,
     DecodeError,
     format_time,
-    node_from_struct,
     parse_time,
-    pod_from_struct,
-    priority_class_from_struct,
-    workload_from_struct,
 )
 from hpctop.model.quantity import to_milli
 
-#: a projection: the decoded Struct and the apiVersion a list item lacks → the model object
-Projection = Callable[[Any, str], Any]
-
-
-def _workload(kind: str) -> Projection:
-    def project(w: structs.WorkloadS, api_version: str) -> Any:
-        return workload_from_struct(w, kind, api_version)
-
-    return project
-
-
-#: decoder key (the model's kind) → (its Struct, its projection)
-_SCHEMAS: dict[str, tuple[type[msgspec.Struct], Projection]] = {
-    "Pod": (structs.PodS, lambda w, _: pod_from_struct(w)),
-    "Node": (structs.NodeS, lambda w, _: node_from_struct(w)),
-    "PriorityClass": (structs.PriorityClassS, lambda w, _: priority_class_from_struct(w)),
-    **{
-        kind: (structs.WorkloadS, _workload(kind))
-        for kind in (
-            "Job",
-            "Deployment",
-            "StatefulSet",
-            "JobSet",
-            "PyTorchJob",
-            "TFJob",
-            "MPIJob",
-            "XGBoostJob",
-            "PaddleJob",
-            "JAXJob",
-            "LeaderWorkerSet",
-            "TrainJob",
-            # batch.volcano.sh Job: same kind as batch/v1 Job, so the model names it with its group
-            VOLCANO_JOB_KIND,
-        )
-    },
-    **BACKEND_DECODERS,
-    **KAI_DECODERS,
-}
+#: decoder key (the model's kind) → (its Struct, its projection): every registered backend's
+_SCHEMAS: Mapping[str, Decoder] = DECODERS
 
 
 @dataclass(frozen=True, slots=True)

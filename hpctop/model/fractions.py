@@ -96,3 +96,13 @@ def memory_share_milli(memory_mib: int, gpu_memory_mib: int | None) -> int | Non
 def is_kai_reservation(namespace: str, labels: dict[str, str]) -> bool:
     """A KAI reservation pod: it holds the physical GPU for the shares of its GPU group."""
     return namespace == KAI_RESERVATION_NAMESPACE and KAI_GPU_GROUP in labels
+
+
+#: the job kind a reservation pod's key carries: KAI's bookkeeping, never a job row
+RESERVATION_KIND = "GpuReservation.scheduling.run.ai"
+
+
+def reservation_job_key(namespace: str, labels: dict[str, str]) -> tuple[str, str, str] | None:
+    """The key a KAI reservation pod is filed under (no job row), or None for any other pod."""
+    group = labels.get(KAI_GPU_GROUP) if namespace == KAI_RESERVATION_NAMESPACE else None
+    return (namespace, RESERVATION_KIND, group) if group else None

@@ -7,7 +7,7 @@ JobSet's child Job and a LeaderWorkerSet's StatefulSet fold into their top owner
 those controllers stamp on every pod, so the row is the highest recognised kind), then a YuniKorn
 application id, then a Volcano or coscheduling pod-group name, else the pod itself. The job's
 row is derived from its pods, its owner object and, when a queueing backend is present, that
-backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.model.backends`)
+backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.backends`)
 each time one of them changes; nothing here keeps state of its own.
 """
 
@@ -18,16 +18,11 @@ from collections.abc import Iterable
 from functools import lru_cache
 from operator import attrgetter
 
-from hpctop.backends.kai import read as kai
-from hpctop.model.backends.evidence import (
-    JobEvidence,
-    backend_reasons,
-    backend_state,
-    by_precedence,
-    pod_reason,
-)
+from hpctop.backends import registry
+from hpctop.backends.kube_scheduler.read import pod_reason
+from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
-from hpctop.model.fractions import KAI_RESERVATION_NAMESPACE
+from hpctop.model.fractions import KAI_RESERVATION_NAMESPACE, RESERVATION_KIND, reservation_job_key
 from hpctop.model.objects import (
     VOLCANO_BATCH_GROUP,
     Gang,
@@ -61,7 +56,8 @@ VOLCANO_PHASES = {
     "Completed": JobState.COMPLETED,
     "Failed": JobState.FAILED,
 }
-QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue", kai.QUEUE_LABEL)
+#: (KAI-Scheduler's ``kai.scheduler/queue`` last: its PodGroup's queue is read first, as evidence)
+QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue", "kai.scheduler/queue")
 APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
 #: partitions of hpctop's own model a job may name. slurm-bridge's
 #: ``slurmjob.slinky.slurm.net/partition`` names a *Slurm* partition (SchedMD/slurm-bridge
@@ -105,9 +101,10 @@ def job_key_for_pod(pod: Pod) -> JobKey:
             if lws:
                 return (pod.namespace, "LeaderWorkerSet", lws)
         return job_key_for_owner(pod.namespace, owner)
-    reservation = kai.reservation_job_key(pod) if pod.namespace == KAI_RESERVATION_NAMESPACE else None
-    if reservation is not None:
-        return reservation
+    if pod.namespace == KAI_RESERVATION_NAMESPACE:
+        reservation = reservation_job_key(pod.namespace, pod.labels)
+        if reservation is not None:
+            return reservation
     for key in APP_ID_KEYS:
         app = pod.labels.get(key) or (pod.annotations.get(key) if key.startswith("yunikorn") else None)
         if app:
@@ -260,7 +257,7 @@ def derive_job(
     ``None`` when there are neither pods nor an owner, and for an owner that is only a part of a
     bigger job (a JobSet's child Job) while it has no pods of its own.
     """
-    if key[1] in NODE_SERVICE_KINDS or kai.is_reservation_job(key[1]):
+    if key[1] in NODE_SERVICE_KINDS or key[1] == RESERVATION_KIND:
         return None
     all_pods = sorted(pods, key=_BY_NAME)
     if workload is None and evidence is None and len(all_pods) == 1 and not all_pods[0].is_placeholder:
@@ -320,9 +317,9 @@ def _derive_general(
     live = [p for p in members if not p.is_terminal]
     reasons: tuple[Reason, ...] = ()
     if evidence is not None:
-        state = backend_state(evidence, state, any(p.node_name for p in live))
+        state = registry.job_state(evidence, state, any(p.node_name for p in live))
         if state.is_pending or state == JobState.STARTING:
-            found = backend_reasons(evidence, state, len(live))
+            found = registry.job_reasons(evidence, state, len(live))
             pod_level = _observed_reason(live) if state == JobState.PENDING else None
             if pod_level is not None:
                 found.append(pod_level)

@@ -30,11 +30,10 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
-from hpctop.backends.kai import read as kai
+from hpctop.backends import registry
+from hpctop.backends.yunikorn.read import decode_queue_tree
 from hpctop.model.backends.evidence import JobEvidence
-from hpctop.model.backends.queues import QueueIndex, build_queues, escape
-from hpctop.model.backends.wire import STORE_KINDS
-from hpctop.model.backends.yunikorn import decode_queue_tree
+from hpctop.model.backends.queues import QueueIndex
 from hpctop.model.decode import DecodeError, decode_event
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.jobs import (
@@ -51,12 +50,9 @@ from hpctop.model.objects import (
     COSCHEDULING_GROUP,
     VOLCANO_GROUP,
     BackendObject,
-    ClusterQueue,
-    Cohort,
     Job,
     JobKey,
     KueueWorkload,
-    LocalQueue,
     Node,
     ObjectKey,
     Pod,
@@ -64,10 +60,8 @@ from hpctop.model.objects import (
     PodKey,
     PriorityClass,
     QueueInfo,
-    VolcanoQueue,
     Workload,
 )
-from hpctop.model.policy import ROOT
 
 _EMPTY: frozenset[PodKey] = frozenset()
 MAX_TOMBSTONES = 10_000
@@ -80,20 +74,6 @@ _NO_QUEUES: Mapping[str, QueueInfo] = MappingProxyType({})
 _JOB_VIEW_OF_POD = attrgetter(*(f.name for f in fields(Pod) if f.name != "resource_version"))
 #: the maps a snapshot copies, each copied again only after it changed (copy-on-write)
 _MAPS = ("nodes", "pods", "workloads", "priority_classes", "pods_by_node", "jobs")
-
-
-def _queue_shape(obj: object) -> tuple[object, ...] | None:
-    """What of a queue object moves a job's queue path or QueueHeld reason (not its usage)."""
-    if isinstance(obj, ClusterQueue):
-        active = next((c.status for c in obj.conditions if c.type == "Active"), None)
-        return (obj.cohort, obj.stop_policy, active)
-    if isinstance(obj, LocalQueue):
-        return (obj.cluster_queue, obj.stop_policy)
-    if isinstance(obj, Cohort):
-        return (obj.parent,)
-    if isinstance(obj, VolcanoQueue):
-        return (obj.parent, obj.hierarchy, obj.state, obj.capability)
-    return kai.queue_shape(obj)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +93,7 @@ class Snapshot:
     notes: tuple[str, ...] = ()
     #: scheduler backend objects (Kueue Workloads and queues, PodGroups, Volcano Queues, ...)
     objects: Mapping[ObjectKey, BackendObject] = field(default_factory=dict)
-    #: every backend's queues in one tree, by dotted path (see hpctop.model.backends.queues)
+    #: every backend's queues in one tree, by dotted path (see hpctop.backends.registry.build_queues)
     queues: Mapping[str, QueueInfo] = field(default_factory=dict)
 
     def pods_on(self, node: str) -> list[Pod]:
@@ -401,7 +381,7 @@ class Store:
             self._apply_pod_group(obj, deleted)
         else:
             self._queue_index = None
-            if _queue_shape(old) != _queue_shape(None if deleted else obj):
+            if registry.queue_shape(old) != registry.queue_shape(None if deleted else obj):
                 self._dirty |= self._evidence_jobs
 
     def _activate_backends(self) -> None:
@@ -463,7 +443,7 @@ class Store:
 
     def _queues(self) -> QueueIndex:
         if self._queue_index is None:
-            self._queue_index = build_queues(self.objects.values(), self.yunikorn_queues.values())
+            self._queue_index = registry.build_queues(self.objects.values(), self.yunikorn_queues.values())
         return self._queue_index
 
     def apply_yunikorn_queues(self, raw: bytes, partition: str = "default") -> bool:
@@ -498,9 +478,10 @@ class Store:
                     if name:
                         okey = (VOLCANO_GROUP, "PodGroup", sample.namespace, name)
                         break
-                name = sample.annotations.get(kai.PODGROUP_ANNOTATION)
+                # KAI-Scheduler's pod grouper annotates every pod with its PodGroup's name
+                name = sample.annotations.get("pod-group-name")
                 if okey is None and name:
-                    okey = (kai.KAI_GROUP, "PodGroup", sample.namespace, name)
+                    okey = ("scheduling.run.ai", "PodGroup", sample.namespace, name)
             if okey is not None and okey in self.objects:
                 self._job_of_group[okey] = key
                 self._group_of_job[key] = okey
@@ -513,37 +494,28 @@ class Store:
         found = self.objects.get(okey) if okey is not None else None
         kueue = found if isinstance(found, KueueWorkload) else None
         pod_group = self._pod_group_of(key, pods)
-        volcano_queue = pod_group.queue if pod_group is not None else None
-        if volcano_queue is None and workload is not None:
-            volcano_queue = workload.queue
-        if kueue is None and pod_group is None and volcano_queue is None:
+        queue_name = pod_group.queue if pod_group is not None else None
+        if queue_name is None and workload is not None:
+            queue_name = workload.queue
+        if kueue is None and pod_group is None and queue_name is None:
             self._evidence_jobs.discard(key)
             return None
         index = self._queues()
-        path: str | None = None
-        local: QueueInfo | None = None
-        if kueue is not None:
-            lq = (kueue.namespace, kueue.queue_name)
-            cq = kueue.cluster_queue or index.local_cq.get(lq)
-            path = (index.kueue_cq.get(cq) or f"{ROOT}.{escape(cq)}") if cq else None
-            local_path = index.kueue_lq.get(lq)
-            local = index.queues.get(local_path) if local_path else None
-        elif isinstance(pod_group, kai.KaiPodGroup):
-            path = index.kai.get(volcano_queue) if volcano_queue else None
-        elif volcano_queue is not None:
-            path = index.volcano.get(volcano_queue)
-            if path is None and pod_group is None:
-                # a queue name no backend defines (yet): the owner's own name stands, and the job
-                # stays registered so that a Volcano Queue of that name arriving later re-derives it
-                self._evidence_jobs.add(key)
-                return None
+        found_so_far = JobEvidence(kueue=kueue, pod_group=pod_group)
+        place = registry.place_in_queue(found_so_far, queue_name, index)
+        path = place.path if place is not None else None
+        if path is None and kueue is None and pod_group is None:
+            # a queue name no backend defines (yet): the owner's own name stands, and the job
+            # stays registered so that a queue of that name arriving later re-derives it
+            self._evidence_jobs.add(key)
+            return None
         self._evidence_jobs.add(key)
         return JobEvidence(
             kueue=kueue,
             pod_group=pod_group,
             queue=path,
             queue_info=index.queues.get(path) if path else None,
-            local_queue=local,
+            local_queue=place.local if place is not None else None,
         )
 
     def _tombstone(self, key: JobKey) -> None:
@@ -570,8 +542,8 @@ class Store:
         elif kind == "PriorityClass":
             self.priority_classes = {}
             self._stale.add("priority_classes")
-        elif kind in STORE_KINDS:
-            group, bare = STORE_KINDS[kind]
+        elif kind in registry.OBJECT_KINDS:
+            group, bare = registry.OBJECT_KINDS[kind]
             keep_o = {o.key for o in fresh if isinstance(o, BACKEND_TYPES)}
             for okey in [k for k in self.objects if k[0] == group and k[1] == bare and k not in keep_o]:
                 self._apply_backend(self.objects[okey], deleted=True)

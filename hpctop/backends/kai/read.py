@@ -48,6 +48,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hpctop.backends.contract import Backend, QueuePlace, ResourceSpec
+from hpctop.model import fractions
+from hpctop.model.backends.evidence import JobEvidence
+from hpctop.model.backends.queues import QueueIndex
 from hpctop.model.fractions import KAI_GPU_GROUP, KAI_RESERVATION_NAMESPACE
 from hpctop.model.objects import FolderBackendObject, ObjectKey, OwnerRef, Pod, PodGroup, QueueInfo, Reason
 from hpctop.model.policy import ROOT
@@ -68,8 +72,6 @@ QUEUE_LABEL = "kai.scheduler/queue"
 #: the annotation KAI's pod grouper writes on every pod: its PodGroup's name
 PODGROUP_ANNOTATION = "pod-group-name"
 SCHEDULER_NAME = "kai-scheduler"
-#: the job kind a reservation pod's key carries: never a job row (see :func:`is_reservation_job`)
-RESERVATION_KIND = "GpuReservation.scheduling.run.ai"
 UNLIMITED = -1.0
 DEFAULT_PRIORITY = 100
 _MB = 1_000_000
@@ -429,9 +431,6 @@ DECODERS: dict[str, tuple[type[WireStruct], Any]] = {
     KAI_QUEUE: (WireQueue, queue_from_wire),
     KAI_PODGROUP: (WirePodGroup, pod_group_from_wire),
 }
-#: decoder key → (group, kind) of the objects' store keys
-STORE_KINDS = {KAI_QUEUE: (KAI_GROUP, "Queue"), KAI_PODGROUP: (KAI_GROUP, "PodGroup")}
-OBJECT_TYPES = (KaiQueue,)
 
 
 # -- the queue tree ------------------------------------------------------------------------------
@@ -453,7 +452,17 @@ def _positive(r: Resources) -> Resources:
     return Resources(max(r.cpu, 0), max(r.memory, 0), max(r.gpu, 0), ())
 
 
-def fold_queues(objects: Iterable[object], out: dict[str, QueueInfo]) -> dict[str, str]:
+#: the queue index's lookup of KAI Queue names → paths
+KAI_PATHS = "kai.queue"
+
+
+def fold_queues(objects: Iterable[object], out: dict[str, QueueInfo]) -> Mapping[str, Mapping[Any, str]]:
+    """The registry's hook: KAI's queues added to the neutral tree, and their name → path lookup."""
+    queues = [o for o in objects if isinstance(o, KaiQueue)]
+    return {KAI_PATHS: fold_kai(queues, out)} if queues else {}
+
+
+def fold_kai(objects: Iterable[object], out: dict[str, QueueInfo]) -> dict[str, str]:
     """Add KAI's queues to the neutral tree; returns Queue name → path."""
     queues = [o for o in objects if isinstance(o, KaiQueue)]
     parents: dict[str, str | None] = {q.name: q.parent for q in queues}
@@ -522,9 +531,26 @@ def _evidence(u: KaiUnschedulable) -> str:
     return " ".join(parts)
 
 
-def job_state(pg: KaiPodGroup, state: JobState, bound: bool) -> JobState:
+def job_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
     """KAI writes no phase: the pods' state stands (a group KAI refuses is still pending)."""
-    return state
+    return None
+
+
+def place_in_queue(ev: JobEvidence, queue_name: str | None, index: QueueIndex) -> QueuePlace | None:
+    """A KAI PodGroup waits in the KAI Queue it names (path None while that Queue is unknown)."""
+    if not isinstance(ev.pod_group, KaiPodGroup):
+        return None
+    return QueuePlace(index.lookup(KAI_PATHS).get(queue_name) if queue_name else None)
+
+
+def job_reasons_hook(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason] | None:
+    """The registry's hook: KAI's reasons for a job whose gang is a KAI PodGroup (else None)."""
+    pg = ev.pod_group
+    if not isinstance(pg, KaiPodGroup):
+        return None
+    if state == JobState.STARTING:
+        return []
+    return job_reasons(pg, ev.queue_info, live_members, state)
 
 
 def job_reasons(
@@ -562,16 +588,9 @@ def job_reasons(
 # -- reservation pods ------------------------------------------------------------------------------------
 
 
-def is_reservation_job(kind: str) -> bool:
-    return kind == RESERVATION_KIND
-
-
 def reservation_job_key(pod: Pod) -> tuple[str, str, str] | None:
     """The key a KAI reservation pod is filed under (no job row), or None for any other pod."""
-    if pod.namespace != KAI_RESERVATION_NAMESPACE:
-        return None
-    group = pod.labels.get(KAI_GPU_GROUP)
-    return (pod.namespace, RESERVATION_KIND, group) if group else None
+    return fractions.reservation_job_key(pod.namespace, pod.labels)
 
 
 def gpu_groups(pods: Iterable[Pod]) -> frozenset[str]:
@@ -597,3 +616,43 @@ def reservations_of(job_pods: Iterable[Pod], pods: Mapping[tuple[str, str], Pod]
         ),
         key=lambda p: p.name,
     )
+
+
+KAI_QUEUES = ResourceSpec(KAI_QUEUE, KAI_GROUP, QUEUE_VERSION, "queues", namespaced=False)
+KAI_PODGROUPS = ResourceSpec(KAI_PODGROUP, KAI_GROUP, PODGROUP_VERSION, "podgroups", namespaced=True)
+
+REASONS: frozenset[ReasonCode] = frozenset(
+    {
+        ReasonCode.QUOTA_EXCEEDED,
+        ReasonCode.INADMISSIBLE,
+        ReasonCode.BACKOFF,
+        ReasonCode.RESOURCES,
+        ReasonCode.UNSCHEDULABLE,
+        ReasonCode.GANG_INCOMPLETE,
+    }
+)
+
+BACKEND = Backend(
+    name="kai",
+    title="NVIDIA KAI-Scheduler",
+    upstream="https://github.com/kai-scheduler/KAI-Scheduler",
+    watches=((KAI_QUEUES,), (KAI_PODGROUPS,)),
+    fixtures=("tests/fixtures/live_truth/95_kai.yaml",),
+    reasons=REASONS,
+    actions=None,
+    read_only=(
+        "hpctop acts on a KAI job through its owner (cancel deletes the Job or pod, hold suspends a "
+        "batch Job: the owner plans) and writes no KAI object: KAI has no hold of its own, and a "
+        "job's queue is fixed when the pod grouper makes its PodGroup (pkg/podgrouper/podgroup/"
+        "handler.go keeps spec.queue on every update), so a kai.scheduler/queue label changed later "
+        "is never read back"
+    ),
+    detects={KAI_GROUP: "kai"},
+    decoders=DECODERS,
+    object_kinds=frozenset({KAI_QUEUE, KAI_PODGROUP}),
+    job_state=job_state,
+    job_reasons=job_reasons_hook,
+    fold_queues=fold_queues,
+    queue_shape=queue_shape,
+    place_in_queue=place_in_queue,
+)

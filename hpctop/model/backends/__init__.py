@@ -1,10 +1,9 @@
-"""Scheduler backends folded into one neutral model (SCHEDULERS.md §1, §4-§7).
+"""Neutral helpers the backends share, below every ``hpctop/backends/<name>/`` folder.
 
-Why a package: Kueue, Volcano, coscheduling and YuniKorn each describe queues, gangs and "why
-pending" in their own vocabulary and objects. Their decoders (``wire``), the YuniKorn REST queue
-tree (``yunikorn``), the queue tree they fold into (``queues``) and the per-job evidence that turns
-conditions into a state and a reason (``evidence``) live here, so that the core, the tables and
-the console only ever see :class:`hpctop.model.objects.Job` and
-:class:`hpctop.model.objects.QueueInfo`. Nothing here runs for a cluster without these backends:
-the store consults it only once such an object has arrived.
+Why a package: the backends themselves live in :mod:`hpctop.backends` (one folder each); what
+two of them share, or what the store and the jobs read whichever backend wrote it, is here, so
+that no backend imports another's read side: aggregate quantities and the owner-kind decoder
+(``wire``), a job's evidence and the QueueHeld reason (``evidence``), the neutral queue tree's
+index, path escaping and the tree as the core's policy (``queues``). Nothing here imports a
+backend or the registry.
 """

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
-from hpctop.backends.kai import read as kai
+from hpctop.model.backends.queues import CLOSED_STATES
 from hpctop.model.objects import (
     VOLCANO_GROUP,
     KueueWorkload,
@@ -29,7 +28,6 @@ from hpctop.model.resources import ZERO
 from hpctop.model.states import JobState, ReasonCode
 
 _PRECEDENCE = {code: i for i, code in enumerate(ReasonCode)}
-CLOSED_STATES = frozenset({"Closed", "Draining", "Held"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,42 +162,16 @@ def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
 
 # -- state ---------------------------------------------------------------------------------------
 
-_KUEUE_EVICTED_STATES = {
-    "Preempted": JobState.PREEMPTED,
-    "MaximumExecutionTimeExceeded": JobState.TIMEOUT,
-}
+
+#: the PodGroups these generic hooks read (a subclass from a backend folder has its own hooks)
+_GENERIC_GANGS = frozenset({"volcano", "coscheduling"})
 
 
-def backend_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState:
-    """The job's state once the backend's evidence is weighed against what the pods say.
-
-    ``bound``: some live member is on a node (pods beat a stale queue condition for running work).
-    """
-    wl = ev.kueue
-    if wl is not None:
-        finished = wl.condition("Finished")
-        if finished is not None and finished.status == "True":
-            return JobState.FAILED if finished.reason == "Failed" else JobState.COMPLETED
-        if state.is_finished:
-            return state
-        if not wl.active:
-            return JobState.HELD
-        reserved = wl.condition("QuotaReserved")
-        if reserved is None or reserved.status != "True":
-            if bound:
-                return state  # pods still winding down after an eviction
-            evicted = wl.condition("Evicted")
-            if evicted is not None and evicted.status == "True" and evicted.reason in _KUEUE_EVICTED_STATES:
-                return _KUEUE_EVICTED_STATES[evicted.reason]
-            if _backing_off(wl):
-                return JobState.REQUEUED
-            return JobState.PENDING  # a Kueue job waits suspended: that is pending, not held
-        if state == JobState.HELD:
-            return JobState.PENDING  # quota reserved, job not yet unsuspended (admission checks)
-        return state
+def pod_group_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
+    """A gang's PodGroup phase weighed against the pods (None: no PodGroup, or nothing to add)."""
     pg = ev.pod_group
-    if isinstance(pg, kai.KaiPodGroup):
-        return kai.job_state(pg, state, bound)
+    if pg is not None and pg.backend not in _GENERIC_GANGS:
+        return None  # a backend folder's own PodGroup (KAI's): its own hooks decide
     if pg is not None and not state.is_finished and not bound and state != JobState.HELD:
         if pg.group == VOLCANO_GROUP and pg.phase in ("Pending", "Inqueue"):
             return JobState.PENDING
@@ -207,100 +179,19 @@ def backend_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState:
             return JobState.PENDING
         if pg.phase == "Failed":
             return JobState.FAILED
-    return state
-
-
-def _backing_off(wl: KueueWorkload) -> bool:
-    if wl.requeue_at is None:
-        return False
-    requeued = wl.condition("Requeued")
-    return requeued is None or requeued.status != "True"
+    return None
 
 
 # -- reasons -------------------------------------------------------------------------------------
 
-_KUEUE_QUOTA_REASONS = {
-    "Inadmissible": ReasonCode.INADMISSIBLE,
-    "Misconfigured": ReasonCode.INADMISSIBLE,
-    "NoMatchingFlavor": ReasonCode.NO_MATCHING_FLAVOR,
-    "WaitingForQuota": ReasonCode.QUOTA_EXCEEDED,
-    "ExceedsMaxQuota": ReasonCode.QUOTA_EXCEEDED,
-    "TopologyPlacementFailed": ReasonCode.TOPOLOGY,
-    "WaitingForPreemptedWorkloads": ReasonCode.PREEMPTING,
-    "Suspended": ReasonCode.HELD,
-}
-_KUEUE_EVICTED_REASONS = {
-    "PodsReadyTimeout": ReasonCode.GANG_TIMEOUT,
-    "NodeFailures": ReasonCode.NODE_UNAVAILABLE,
-    "ClusterQueueStopped": ReasonCode.QUEUE_HELD,
-    "LocalQueueStopped": ReasonCode.QUEUE_HELD,
-    "Deactivated": ReasonCode.HELD,
-}
 
-
-def _kueue_pending_code(reason: str, message: str) -> ReasonCode:
-    """``QuotaReserved=False`` → code; reason ``Pending`` is read from its message (older Kueue)."""
-    if reason in _KUEUE_QUOTA_REASONS:
-        return _KUEUE_QUOTA_REASONS[reason]
-    text = message.lower()
-    if "insufficient" in text or "quota" in text or "exceed" in text:
-        return ReasonCode.QUOTA_EXCEEDED
-    if "doesn't match" in text or "does not match" in text or "untolerated" in text or "no flavor" in text:
-        return ReasonCode.NO_MATCHING_FLAVOR
-    if "doesn't exist" in text or "inactive" in text or "not found" in text:
-        return ReasonCode.INADMISSIBLE
-    return ReasonCode.QUOTA_EXCEEDED
-
-
-def _queue_reason(info: QueueInfo | None, source: str) -> Reason | None:
+def queue_reason(info: QueueInfo | None, source: str) -> Reason | None:
+    """QueueHeld when the queue a job waits in is Closed, Draining or Held (the queue says why)."""
     if info is None or info.state not in CLOSED_STATES:
         return None
     where = re.split(r"[ =]", info.state_reason, maxsplit=1)[0] or source
     detail = f" ({info.state_reason})" if info.state_reason else ""
     return Reason(ReasonCode.QUEUE_HELD, where, f"queue {info.path} is {info.state}{detail}")
-
-
-def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[Reason]:
-    out: list[Reason] = []
-    if not wl.active:
-        out.append(Reason(ReasonCode.HELD, "kueue:Workload.spec.active", "spec.active=false"))
-    for info in (ev.local_queue, ev.queue_info):
-        found = _queue_reason(info, "kueue:ClusterQueue.stopPolicy")
-        if found is not None:
-            out.append(found)
-    reserved = wl.condition("QuotaReserved")
-    if reserved is None and not wl.conditions and wl.active:
-        out.append(
-            Reason(ReasonCode.PRIORITY, "kueue:Workload", "not yet evaluated: behind others in the queue")
-        )
-    elif reserved is not None and reserved.status == "False":
-        code = _kueue_pending_code(reserved.reason, reserved.message)
-        out.append(Reason(code, "kueue:Workload.QuotaReserved", reserved.message or reserved.reason))
-    evicted = wl.condition("Evicted")
-    if evicted is not None and evicted.status == "True" and evicted.reason in _KUEUE_EVICTED_REASONS:
-        code = _KUEUE_EVICTED_REASONS[evicted.reason]
-        if code != ReasonCode.HELD or wl.active:
-            out.append(Reason(code, "kueue:Workload.Evicted", evicted.message or evicted.reason))
-    if _backing_off(wl) and wl.requeue_at is not None:
-        at = datetime.fromtimestamp(wl.requeue_at, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        out.append(
-            Reason(ReasonCode.BACKOFF, "kueue:Workload.requeueState", f"requeue #{wl.requeue_count} at {at}")
-        )
-    admitted = wl.condition("Admitted")
-    if (
-        admitted is not None
-        and admitted.status == "False"
-        and admitted.reason == "UnsatisfiedAdmissionChecks"
-        and reserved is not None
-        and reserved.status == "True"
-    ):
-        out.append(
-            Reason(ReasonCode.ADMISSION_CHECK, "kueue:Workload.Admitted", admitted.message or admitted.reason)
-        )
-    ready = wl.condition("PodsReady")
-    if state == JobState.STARTING and ready is not None and ready.status == "False":
-        out.append(Reason(ReasonCode.STARTING, "kueue:Workload.PodsReady", ready.message or ready.reason))
-    return out
 
 
 _VOLCANO_UNSCHEDULABLE = {
@@ -313,7 +204,7 @@ _VOLCANO_UNSCHEDULABLE = {
 def _pod_group_reasons(pg: PodGroup, ev: JobEvidence, live_members: int) -> list[Reason]:
     out: list[Reason] = []
     prefix = "vc" if pg.group == VOLCANO_GROUP else "coscheduling"
-    found = _queue_reason(ev.queue_info, f"{prefix}:Queue.state")
+    found = queue_reason(ev.queue_info, f"{prefix}:Queue.state")
     if found is not None:
         out.append(found)
     unschedulable = pg.condition("Unschedulable")
@@ -367,20 +258,8 @@ def _used_up(info: QueueInfo) -> bool:
     return any(v and have.get(k, 0) >= v for k, v in cap.extended) and cap != ZERO
 
 
-def backend_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason]:
-    """Every reason the backend objects give for a waiting (or starting) job, unordered."""
-    out: list[Reason] = []
-    if ev.kueue is not None:
-        out.extend(_kueue_reasons(ev.kueue, ev, state))
-    if isinstance(ev.pod_group, kai.KaiPodGroup):
-        if state != JobState.STARTING:
-            out.extend(kai.job_reasons(ev.pod_group, ev.queue_info, live_members, state))
-    elif ev.pod_group is not None and state != JobState.STARTING:
-        out.extend(_pod_group_reasons(ev.pod_group, ev, live_members))
-    elif ev.kueue is None:
-        found = _queue_reason(
-            ev.queue_info, f"{(ev.queue_info.backend if ev.queue_info else '')}:Queue.state"
-        )
-        if found is not None:
-            out.append(found)
-    return out
+def pod_group_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason] | None:
+    """The PodGroup's reasons for a waiting gang (None: no PodGroup, or the gang is starting)."""
+    if ev.pod_group is None or state == JobState.STARTING or ev.pod_group.backend not in _GENERIC_GANGS:
+        return None
+    return _pod_group_reasons(ev.pod_group, ev, live_members)

@@ -30,17 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
 
-from hpctop.backends.kai import read as kai
-from hpctop.model.backends.wire import resources_of
-from hpctop.model.objects import (
-    ClusterQueue,
-    Cohort,
-    FlavorQuota,
-    LocalQueue,
-    QueueInfo,
-    VolcanoQueue,
-)
+from hpctop.model.objects import QueueInfo, VolcanoQueue
 from hpctop.model.policy import ROOT, Policy, QueueSpec, QueueState
 from hpctop.model.resources import ZERO, Resources
 
@@ -53,152 +46,45 @@ def escape(name: str) -> str:
     return name.replace(".", "_dot_")
 
 
+_NO_LOOKUP: Mapping[Any, str] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class QueueIndex:
-    """The neutral queues plus the lookups that join a job's evidence to them."""
+    """The neutral queues plus the lookups that join a job's evidence to them.
+
+    ``lookups``: by name (each backend's own, e.g. ``kueue.clusterqueue``: ClusterQueue name →
+    path), what the backend's ``fold_queues`` hook returned, read back by its ``place_in_queue``.
+    """
 
     queues: Mapping[str, QueueInfo] = field(default_factory=dict)
-    kueue_cq: Mapping[str, str] = field(default_factory=dict)  # ClusterQueue name → path
-    kueue_lq: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (ns, LocalQueue) → path
-    local_cq: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (ns, LocalQueue) → CQ name
-    volcano: Mapping[str, str] = field(default_factory=dict)  # Volcano Queue name → path
-    kai: Mapping[str, str] = field(default_factory=dict)  # KAI Queue name → path
+    lookups: Mapping[str, Mapping[Any, str]] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Mapping[Any, str]:
+        """One backend lookup table (empty when that backend has no queues here)."""
+        return self.lookups.get(name, _NO_LOOKUP)
 
 
-def _positive(r: Resources) -> Resources:
+def positive(r: Resources) -> Resources:
+    """``r`` with every negative cell clipped to zero (what is borrowed, never a debt)."""
     return Resources(
         max(r.cpu, 0), max(r.memory, 0), max(r.gpu, 0), tuple((k, v) for k, v in r.extended if v > 0)
     )
 
 
-def _cells(quotas: Iterable[FlavorQuota], which: str) -> Resources | None:
-    values = [(q.resource, getattr(q, which)) for q in quotas if getattr(q, which) is not None]
-    return resources_of(values) if values else None
-
-
-def _kueue_max(cq: ClusterQueue) -> Resources | None:
-    nominal = resources_of((q.resource, q.nominal) for q in cq.quotas)
-    if cq.cohort is None:
-        return nominal  # nothing to borrow from
-    cells = [(q.resource, q.nominal + q.borrowing_limit) for q in cq.quotas if q.borrowing_limit is not None]
-    limit = resources_of(cells)
-    return limit if limit != ZERO else None
-
-
-def _kueue(
-    cohorts: list[Cohort], cqs: list[ClusterQueue], lqs: list[LocalQueue], out: dict[str, QueueInfo]
-) -> tuple[dict[str, str], dict[tuple[str, str], str], dict[tuple[str, str], str]]:
-    parents: dict[str, str | None] = {c.name: c.parent for c in cohorts}
-    for cq in cqs:
-        if cq.cohort is not None:
-            parents.setdefault(cq.cohort, None)
-    cohort_path: dict[str, str] = {}
-
-    def path_of(name: str) -> str:
-        if name in cohort_path:
-            return cohort_path[name]
-        chain: list[str] = []
-        seen: set[str] = set()
-        cur: str | None = name
-        while cur is not None and cur not in seen:  # a parent cycle is cut where it closes
-            seen.add(cur)
-            chain.append(cur)
-            cur = parents.get(cur)
-        path = ".".join([ROOT, *(escape(c) for c in reversed(chain))])
-        cohort_path[name] = path
-        return path
-
-    by_cohort = {c.name: c for c in cohorts}
-    cq_path: dict[str, str] = {}
-    for cq in cqs:
-        base = path_of(cq.cohort) if cq.cohort is not None else ROOT
-        cq_path[cq.name] = f"{base}.{escape(cq.name)}"
-    # cohorts first (their usage is rolled up from the ClusterQueues below)
-    pools: dict[str, list[QueueInfo]] = {}
-    for cq in cqs:
-        active = next((c for c in cq.conditions if c.type == "Active"), None)
-        if cq.stop_policy not in ("", "None"):
-            state, why = "Held", f"kueue:ClusterQueue.stopPolicy={cq.stop_policy}"
-        elif active is not None and active.status == "False":
-            state, why = (
-                "Closed",
-                f"kueue:ClusterQueue.Active=False {active.reason}: {active.message}".strip(),
-            )
-        else:
-            state, why = "Open", ""
-        parent = path_of(cq.cohort) if cq.cohort is not None else ROOT
-        info = QueueInfo(
-            path=cq_path[cq.name],
-            name=cq.name,
-            parent=parent,
-            kind="cluster",
-            backend="kueue",
-            state=state,
-            guaranteed=resources_of((q.resource, q.nominal) for q in cq.quotas),
-            max=_kueue_max(cq),
-            borrowing_limit=_cells(cq.quotas, "borrowing_limit"),
-            lending_limit=_cells(cq.quotas, "lending_limit"),
-            weight=cq.weight,
-            allocated=resources_of((u.resource, u.total) for u in cq.usage),
-            borrowed=resources_of((u.resource, u.borrowed) for u in cq.usage),
-            pending_jobs=cq.pending_workloads,
-            admitted_jobs=cq.admitted_workloads,
-            flavors=cq.quotas,
-            usage=cq.usage,
-            state_reason=why,
-        )
-        out[info.path] = info
-        if cq.cohort is not None:
-            pools.setdefault(cq.cohort, []).append(info)
-    # deepest cohorts first, so a parent cohort sums its child cohorts' totals
-    for name in sorted(parents, key=lambda n: -path_of(n).count(".")):
-        cohort = by_cohort.get(name)
-        members = pools.get(name, [])
-        own = resources_of((q.resource, q.nominal) for q in cohort.quotas) if cohort else ZERO
-        pool = sum((m.guaranteed for m in members), own)
-        parent_name = parents.get(name)
-        info = QueueInfo(
-            path=path_of(name),
-            name=name,
-            parent=path_of(parent_name) if parent_name is not None else ROOT,
-            kind="cohort",
-            backend="kueue",
-            state="Open",
-            guaranteed=pool,
-            max=pool if parent_name is None and pool != ZERO else None,
-            weight=cohort.weight if cohort else None,
-            allocated=sum((m.allocated for m in members), ZERO),
-            borrowed=sum((m.borrowed for m in members), ZERO),
-            pending_jobs=sum(m.pending_jobs for m in members),
-            admitted_jobs=sum(m.admitted_jobs for m in members),
-            flavors=cohort.quotas if cohort else (),
-        )
-        out[info.path] = info
-        if parent_name is not None:
-            pools.setdefault(parent_name, []).append(info)
-    lq_path: dict[tuple[str, str], str] = {}
-    local_cq: dict[tuple[str, str], str] = {}
-    for lq in lqs:
-        parent = cq_path.get(lq.cluster_queue) or f"{ROOT}.{escape(lq.cluster_queue)}"
-        path = f"{parent}.{lq.namespace}/{escape(lq.name)}"
-        held = lq.stop_policy not in ("", "None")
-        out[path] = QueueInfo(
-            path=path,
-            name=lq.name,
-            parent=parent,
-            kind="local",
-            backend="kueue",
-            state="Held" if held else ("Open" if lq.cluster_queue in cq_path else "Unknown"),
-            pending_jobs=lq.pending_workloads,
-            admitted_jobs=lq.admitted_workloads,
-            state_reason=f"kueue:LocalQueue.stopPolicy={lq.stop_policy}" if held else "",
-        )
-        lq_path[(lq.namespace, lq.name)] = path
-        local_cq[(lq.namespace, lq.name)] = lq.cluster_queue
-    return cq_path, lq_path, local_cq
-
-
 _VOLCANO_STATES = {"Open": "Open", "Closed": "Closed", "Closing": "Draining"}
+
+
+#: the lookup :func:`fold_volcano` adds: Volcano Queue name → path
+VOLCANO_PATHS = "volcano.queue"
+
+
+def fold_volcano(objects: Iterable[object], out: dict[str, QueueInfo]) -> Mapping[str, Mapping[Any, str]]:
+    """Volcano's Queues into the neutral tree (``spec.parent`` chain or the hierarchy annotation)."""
+    queues = [obj for obj in objects if isinstance(obj, VolcanoQueue)]
+    if not queues:
+        return {}
+    return {VOLCANO_PATHS: _volcano(queues, out)}
 
 
 def _volcano(queues: list[VolcanoQueue], out: dict[str, QueueInfo]) -> dict[str, str]:
@@ -242,7 +128,7 @@ def _volcano(queues: list[VolcanoQueue], out: dict[str, QueueInfo]) -> dict[str,
             weight=None if q.weight is None else float(q.weight),
             priority=q.priority,
             allocated=q.allocated,
-            borrowed=_positive(q.allocated - guaranteed) if guaranteed != ZERO else ZERO,
+            borrowed=positive(q.allocated - guaranteed) if guaranteed != ZERO else ZERO,
             pending_jobs=q.pending + q.inqueue,
             running_jobs=q.running,
             state_reason=f"vc:Queue.state={q.state}" if state != "Open" else "",
@@ -253,33 +139,6 @@ def _volcano(queues: list[VolcanoQueue], out: dict[str, QueueInfo]) -> dict[str,
             if parent.kind == "leaf" and parent.backend == "volcano":
                 out[info.parent] = replace(parent, kind="parent")
     return paths
-
-
-def build_queues(objects: Iterable[object], yunikorn: Iterable[QueueInfo] = ()) -> QueueIndex:
-    """The neutral queue tree from backend objects (any order) and YuniKorn's REST queues."""
-    cohorts: list[Cohort] = []
-    cqs: list[ClusterQueue] = []
-    lqs: list[LocalQueue] = []
-    vqs: list[VolcanoQueue] = []
-    kqs: list[kai.KaiQueue] = []
-    for obj in objects:
-        if isinstance(obj, ClusterQueue):
-            cqs.append(obj)
-        elif isinstance(obj, LocalQueue):
-            lqs.append(obj)
-        elif isinstance(obj, Cohort):
-            cohorts.append(obj)
-        elif isinstance(obj, VolcanoQueue):
-            vqs.append(obj)
-        elif isinstance(obj, kai.KaiQueue):
-            kqs.append(obj)
-    out: dict[str, QueueInfo] = {}
-    cq_path, lq_path, local_cq = _kueue(cohorts, cqs, lqs, out) if (cqs or lqs or cohorts) else ({}, {}, {})
-    volcano = _volcano(vqs, out) if vqs else {}
-    kai_paths = kai.fold_queues(kqs, out) if kqs else {}
-    for info in yunikorn:
-        out[info.path] = info
-    return QueueIndex(dict(sorted(out.items())), cq_path, lq_path, local_cq, volcano, kai_paths)
 
 
 def policy_from_snapshot(snapshot: object, base: Policy) -> Policy:

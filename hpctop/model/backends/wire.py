@@ -18,49 +18,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgspec
-
-from hpctop.backends.kai.read import STORE_KINDS as KAI_STORE_KINDS
-from hpctop.model.objects import (
-    COSCHEDULING_GROUP,
-    VOLCANO_GROUP,
-    ClusterQueue,
-    Cohort,
-    FlavorQuota,
-    FlavorUsage,
-    KueueWorkload,
-    LocalQueue,
-    PodGroup,
-    PodSetInfo,
-    ResourceFlavor,
-    Taint,
-    VolcanoQueue,
-)
+from hpctop.model.objects import COSCHEDULING_GROUP, VOLCANO_GROUP, PodGroup, VolcanoQueue
 from hpctop.model.projection import (
     DecodeError,
     conditions,
     controller_of,
     count,
-    parse_time,
-    template_requests,
+    workload_from_struct,
 )
 from hpctop.model.quantity import AGGREGATE_LIMITS, bounded, to_int, to_milli
 from hpctop.model.resources import GPU_RESOURCE, IGNORED_RESOURCES, Resources
-from hpctop.model.structs import ConditionS, MetaS, TemplateS, WireStruct
+from hpctop.model.structs import ConditionS, MetaS, WireStruct, WorkloadS
 
 Quantity = str | int | float
 
-#: decoder key (the model's kind, also ``ResourceSpec.kind``) → (API group, kind)
-KUEUE_WORKLOAD = "Workload.kueue.x-k8s.io"
-CLUSTER_QUEUE = "ClusterQueue.kueue.x-k8s.io"
-LOCAL_QUEUE = "LocalQueue.kueue.x-k8s.io"
-COHORT = "Cohort.kueue.x-k8s.io"
-RESOURCE_FLAVOR = "ResourceFlavor.kueue.x-k8s.io"
 VOLCANO_QUEUE = "Queue.scheduling.volcano.sh"
 VOLCANO_PODGROUP = "PodGroup.scheduling.volcano.sh"
 COSCHEDULING_PODGROUP = "PodGroup.scheduling.x-k8s.io"
-
-QUEUE_KINDS = frozenset({CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, VOLCANO_QUEUE})
 
 
 def split_kind(store_kind: str) -> tuple[str, str]:
@@ -102,323 +76,10 @@ def resources_of(cells: Iterable[tuple[str, int]]) -> Resources:
     return Resources(cpu, memory, gpu, tuple(sorted((k, v) for k, v in extended.items() if v)))
 
 
-def _resource_map(values: dict[str, Quantity] | None) -> Resources | None:
+def resource_map(values: dict[str, Quantity] | None) -> Resources | None:
     if values is None:
         return None
     return Resources.from_k8s(values, aggregate=True)
-
-
-def _weight(value: Quantity | None) -> float | None:
-    return None if value is None else to_milli(value) / 1000
-
-
-# -- Kueue ---------------------------------------------------------------------------------------
-
-
-class WirePodSet(WireStruct, frozen=True):
-    needed = frozenset({"count", "minCount", "template"})
-
-    name: str = "main"
-    count: int = 1
-    minCount: int | None = None
-    template: TemplateS | None = None
-
-
-class WirePriorityClassRef(WireStruct, frozen=True):
-    group: str = ""
-    kind: str = ""
-    name: str = ""
-
-
-class WireKueueWorkloadSpec(WireStruct, frozen=True):
-    needed = frozenset({"queueName", "podSets", "active"})
-
-    queueName: str = ""
-    podSets: list[WirePodSet] = msgspec.field(default_factory=list)
-    active: bool | None = None
-    priority: int | None = None
-    priorityClassName: str | None = None  # v1beta1
-    priorityClassRef: WirePriorityClassRef | None = None  # v1beta2
-    maximumExecutionTimeSeconds: int | None = None
-
-
-class WireAdmission(WireStruct, frozen=True):
-    clusterQueue: str = ""
-
-
-class WireRequeueState(WireStruct, frozen=True):
-    count: int | None = None
-    requeueAt: str | None = None
-
-
-class WireKueueWorkloadStatus(WireStruct, frozen=True):
-    needed = frozenset({"conditions", "admission"})
-
-    conditions: list[ConditionS] | None = None
-    admission: WireAdmission | None = None
-    requeueState: WireRequeueState | None = None
-
-
-class WireKueueWorkload(WireStruct, frozen=True):
-    needed = frozenset({"spec", "status"})
-
-    metadata: MetaS
-    apiVersion: str = ""
-    spec: WireKueueWorkloadSpec = WireKueueWorkloadSpec()
-    status: WireKueueWorkloadStatus = WireKueueWorkloadStatus()
-
-
-def _pod_set(i: int, ps: WirePodSet) -> PodSetInfo:
-    where = f"spec.podSets[{i}]"
-    members = count(ps.count, f"{where}.count", 1)
-    minimum = None if ps.minCount is None else count(ps.minCount, f"{where}.minCount", 0)
-    return PodSetInfo(ps.name, members, minimum, template_requests(ps.template, f"{where}.template"))
-
-
-def kueue_workload_from_wire(w: WireKueueWorkload, api_version: str = "") -> KueueWorkload:
-    meta, spec, status = w.metadata, w.spec, w.status
-    if not meta.name or not meta.namespace:
-        raise DecodeError("Workload without metadata.name or metadata.namespace")
-    labels = meta.labels or {}
-    requeue = status.requeueState
-    pcls = spec.priorityClassRef.name if spec.priorityClassRef else spec.priorityClassName
-    return KueueWorkload(
-        namespace=meta.namespace,
-        name=meta.name,
-        uid=meta.uid,
-        resource_version=meta.resourceVersion,
-        api_version=w.apiVersion or api_version,
-        owner=controller_of(meta),
-        job_uid=labels.get("kueue.x-k8s.io/job-uid"),
-        queue_name=spec.queueName,
-        pod_sets=tuple(_pod_set(i, ps) for i, ps in enumerate(spec.podSets)),
-        active=spec.active is not False,
-        priority=spec.priority,
-        priority_class=pcls or None,
-        conditions=conditions(status.conditions),
-        cluster_queue=(status.admission.clusterQueue or None) if status.admission else None,
-        requeue_count=(requeue.count or 0) if requeue else 0,
-        requeue_at=parse_time(requeue.requeueAt) if requeue else None,
-        created=parse_time(meta.creationTimestamp) or 0.0,
-        max_execution_s=spec.maximumExecutionTimeSeconds,
-    )
-
-
-class WireFlavorResource(WireStruct, frozen=True):
-    needed = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
-
-    name: str
-    nominalQuota: Quantity = 0
-    borrowingLimit: Quantity | None = None
-    lendingLimit: Quantity | None = None
-
-
-class WireFlavorQuotas(WireStruct, frozen=True):
-    needed = frozenset({"resources"})
-
-    name: str
-    resources: list[WireFlavorResource] = msgspec.field(default_factory=list)
-
-
-class WireResourceGroup(WireStruct, frozen=True):
-    needed = frozenset({"flavors"})
-
-    coveredResources: list[str] = msgspec.field(default_factory=list)
-    flavors: list[WireFlavorQuotas] = msgspec.field(default_factory=list)
-
-
-class WireFairSharing(WireStruct, frozen=True):
-    weight: Quantity | None = None
-
-
-class WireClusterQueueSpec(WireStruct, frozen=True):
-    needed = frozenset({"resourceGroups", "cohort", "cohortName", "stopPolicy"})
-
-    cohort: str | None = None  # v1beta1
-    cohortName: str | None = None  # v1beta2
-    resourceGroups: list[WireResourceGroup] = msgspec.field(default_factory=list)
-    stopPolicy: str | None = None
-    queueingStrategy: str | None = None
-    fairSharing: WireFairSharing | None = None
-
-
-class WireUsageResource(WireStruct, frozen=True):
-    needed = frozenset({"total", "borrowed"})
-
-    name: str
-    total: Quantity = 0
-    borrowed: Quantity = 0
-
-
-class WireFlavorUsage(WireStruct, frozen=True):
-    needed = frozenset({"resources"})
-
-    name: str
-    resources: list[WireUsageResource] = msgspec.field(default_factory=list)
-
-
-class WireClusterQueueStatus(WireStruct, frozen=True):
-    needed = frozenset({"flavorsUsage", "flavorsReservation"})
-
-    conditions: list[ConditionS] | None = None
-    flavorsUsage: list[WireFlavorUsage] | None = None
-    flavorsReservation: list[WireFlavorUsage] | None = None
-    pendingWorkloads: int | None = None
-    reservingWorkloads: int | None = None
-    admittedWorkloads: int | None = None
-
-
-class WireClusterQueue(WireStruct, frozen=True):
-    needed = frozenset({"spec", "status"})
-
-    metadata: MetaS
-    spec: WireClusterQueueSpec = WireClusterQueueSpec()
-    status: WireClusterQueueStatus = WireClusterQueueStatus()
-
-
-def _quotas(groups: list[WireResourceGroup]) -> tuple[FlavorQuota, ...]:
-    out: list[FlavorQuota] = []
-    for group in groups:
-        for flavor in group.flavors:
-            for r in flavor.resources:
-                out.append(
-                    FlavorQuota(
-                        flavor.name,
-                        r.name,
-                        amount(r.name, r.nominalQuota),
-                        None if r.borrowingLimit is None else amount(r.name, r.borrowingLimit),
-                        None if r.lendingLimit is None else amount(r.name, r.lendingLimit),
-                    )
-                )
-    return tuple(out)
-
-
-def _usage(items: list[WireFlavorUsage] | None) -> tuple[FlavorUsage, ...]:
-    return tuple(
-        FlavorUsage(f.name, r.name, amount(r.name, r.total), amount(r.name, r.borrowed))
-        for f in items or []
-        for r in f.resources
-    )
-
-
-def cluster_queue_from_wire(w: WireClusterQueue) -> ClusterQueue:
-    meta, spec, status = w.metadata, w.spec, w.status
-    if not meta.name:
-        raise DecodeError("ClusterQueue without metadata.name")
-    return ClusterQueue(
-        name=meta.name,
-        resource_version=meta.resourceVersion,
-        cohort=spec.cohortName or spec.cohort or None,
-        quotas=_quotas(spec.resourceGroups),
-        stop_policy=spec.stopPolicy or "None",
-        queueing_strategy=spec.queueingStrategy or "BestEffortFIFO",
-        weight=_weight(spec.fairSharing.weight) if spec.fairSharing else None,
-        conditions=conditions(status.conditions),
-        usage=_usage(status.flavorsUsage),
-        reservation=_usage(status.flavorsReservation),
-        pending_workloads=status.pendingWorkloads or 0,
-        reserving_workloads=status.reservingWorkloads or 0,
-        admitted_workloads=status.admittedWorkloads or 0,
-    )
-
-
-class WireLocalQueueSpec(WireStruct, frozen=True):
-    needed = frozenset({"clusterQueue", "stopPolicy"})
-
-    clusterQueue: str = ""
-    stopPolicy: str | None = None
-
-
-class WireLocalQueueStatus(WireStruct, frozen=True):
-    pendingWorkloads: int | None = None
-    reservingWorkloads: int | None = None
-    admittedWorkloads: int | None = None
-
-
-class WireLocalQueue(WireStruct, frozen=True):
-    needed = frozenset({"spec"})
-
-    metadata: MetaS
-    spec: WireLocalQueueSpec = WireLocalQueueSpec()
-    status: WireLocalQueueStatus = WireLocalQueueStatus()
-
-
-def local_queue_from_wire(w: WireLocalQueue) -> LocalQueue:
-    meta = w.metadata
-    if not meta.name or not meta.namespace or not w.spec.clusterQueue:
-        raise DecodeError("LocalQueue without metadata.name, metadata.namespace or spec.clusterQueue")
-    return LocalQueue(
-        namespace=meta.namespace,
-        name=meta.name,
-        resource_version=meta.resourceVersion,
-        cluster_queue=w.spec.clusterQueue,
-        stop_policy=w.spec.stopPolicy or "None",
-        pending_workloads=w.status.pendingWorkloads or 0,
-        reserving_workloads=w.status.reservingWorkloads or 0,
-        admitted_workloads=w.status.admittedWorkloads or 0,
-    )
-
-
-class WireCohortSpec(WireStruct, frozen=True):
-    needed = frozenset({"resourceGroups", "parent", "parentName"})
-
-    parentName: str | None = None  # v1beta2
-    parent: str | None = None  # v1alpha1
-    resourceGroups: list[WireResourceGroup] = msgspec.field(default_factory=list)
-    fairSharing: WireFairSharing | None = None
-
-
-class WireCohort(WireStruct, frozen=True):
-    needed = frozenset({"spec"})
-
-    metadata: MetaS
-    spec: WireCohortSpec = WireCohortSpec()
-
-
-def cohort_from_wire(w: WireCohort) -> Cohort:
-    if not w.metadata.name:
-        raise DecodeError("Cohort without metadata.name")
-    spec = w.spec
-    return Cohort(
-        name=w.metadata.name,
-        resource_version=w.metadata.resourceVersion,
-        parent=spec.parentName or spec.parent or None,
-        quotas=_quotas(spec.resourceGroups),
-        weight=_weight(spec.fairSharing.weight) if spec.fairSharing else None,
-    )
-
-
-class WireFlavorTaint(WireStruct, frozen=True):
-    key: str
-    value: str = ""
-    effect: str = "NoSchedule"
-
-
-class WireResourceFlavorSpec(WireStruct, frozen=True):
-    needed = frozenset({"nodeLabels", "nodeTaints"})
-
-    nodeLabels: dict[str, str] | None = None
-    nodeTaints: list[WireFlavorTaint] | None = None
-    topologyName: str | None = None
-
-
-class WireResourceFlavor(WireStruct, frozen=True):
-    needed = frozenset({"spec"})
-
-    metadata: MetaS
-    spec: WireResourceFlavorSpec = WireResourceFlavorSpec()
-
-
-def resource_flavor_from_wire(w: WireResourceFlavor) -> ResourceFlavor:
-    if not w.metadata.name:
-        raise DecodeError("ResourceFlavor without metadata.name")
-    return ResourceFlavor(
-        name=w.metadata.name,
-        resource_version=w.metadata.resourceVersion,
-        node_labels=tuple(sorted((w.spec.nodeLabels or {}).items())),
-        node_taints=tuple(Taint(t.key, t.value, t.effect) for t in w.spec.nodeTaints or []),
-        topology_name=w.spec.topologyName or None,
-    )
 
 
 # -- Volcano ---------------------------------------------------------------------------------------
@@ -477,9 +138,9 @@ def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
         parent=parent,
         hierarchy=hierarchy,
         weight=spec.weight,
-        capability=_resource_map(spec.capability),
-        deserved=_resource_map(spec.deserved),
-        guarantee=_resource_map(spec.guarantee.resource) if spec.guarantee else None,
+        capability=resource_map(spec.capability),
+        deserved=resource_map(spec.deserved),
+        guarantee=resource_map(spec.guarantee.resource) if spec.guarantee else None,
         state=status.state or "Open",
         priority=spec.priority,
         reclaimable=spec.reclaimable,
@@ -554,22 +215,22 @@ def _pod_group(group: str) -> Callable[[WirePodGroup, str], PodGroup]:
     return project
 
 
-# -- registry ------------------------------------------------------------------------------------
+# -- owner kinds -----------------------------------------------------------------------------
 
 
-#: decoder key → (the Struct of one object, its projection given the Struct and a list item's
-#: apiVersion); :mod:`hpctop.model.decode` dispatches through it
-BACKEND_DECODERS: dict[str, tuple[type[WireStruct], Callable[[Any, str], Any]]] = {
-    KUEUE_WORKLOAD: (WireKueueWorkload, kueue_workload_from_wire),
-    CLUSTER_QUEUE: (WireClusterQueue, lambda w, _: cluster_queue_from_wire(w)),
-    LOCAL_QUEUE: (WireLocalQueue, lambda w, _: local_queue_from_wire(w)),
-    COHORT: (WireCohort, lambda w, _: cohort_from_wire(w)),
-    RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
+def workload_decoder(kind: str) -> tuple[type[WireStruct], Callable[[Any, str], Any]]:
+    """The decoder of an owner kind (a Job, a JobSet, a PyTorchJob...): the shared owner Struct,
+    projected as a :class:`hpctop.model.objects.Workload` of ``kind``."""
+
+    def project(w: WorkloadS, api_version: str) -> Any:
+        return workload_from_struct(w, kind, api_version)
+
+    return WorkloadS, project
+
+
+#: the decoders of the PodGroup kinds (until Volcano and coscheduling have their folders)
+POD_GROUP_DECODERS: dict[str, tuple[type[WireStruct], Callable[[Any, str], Any]]] = {
     VOLCANO_QUEUE: (WireVolcanoQueue, lambda w, _: volcano_queue_from_wire(w)),
     VOLCANO_PODGROUP: (WirePodGroup, _pod_group(VOLCANO_GROUP)),
     COSCHEDULING_PODGROUP: (WirePodGroup, _pod_group(COSCHEDULING_GROUP)),
 }
-
-#: decoder key → the (group, kind) its objects carry in their ``key``
-STORE_KINDS: dict[str, tuple[str, str]] = {k: split_kind(k) for k in BACKEND_DECODERS}
-STORE_KINDS.update(KAI_STORE_KINDS)

@@ -5,8 +5,9 @@ guess its version (Kueue serves v1beta1 and/or v1beta2 with different field name
 server's ``GET /apis`` answers both in one request. :func:`discover` reads that answer, in either
 shape the server sends (the classic ``APIGroupList``, or the aggregated ``APIGroupDiscoveryList``
 that also lists each version's resources), and returns the :class:`ResourceSpec`s to list and
-watch on top of the core ones, with the version chosen (Kueue: v1beta2 over v1beta1; mpi-operator's
-MPIJob v2beta1 over training-operator's v1). ``GET /apis`` names groups and versions, not
+watch on top of the core ones, with the version chosen by each registered backend
+(:mod:`hpctop.backends.registry`: Kueue v1beta2 over v1beta1; mpi-operator's MPIJob v2beta1 over
+training-operator's v1). ``GET /apis`` names groups and versions, not
 resources: pass ``resource_lists`` (``GET /apis/{group}/{version}`` bodies, keyed by groupVersion)
 to drop resources a served version lacks (Kueue's Cohort is v1alpha1 in older releases); the
 aggregated shape carries them already.
@@ -17,38 +18,18 @@ not here. Call :func:`discover` again when ``/apis`` changes (a backend installe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import orjson
 
+from hpctop.backends import registry
+from hpctop.backends.contract import ResourceSpec, ServedApis
 from hpctop.model.decode import DecodeError
-from hpctop.sources.kube.resources import (
-    DEFAULT_RESOURCES,
-    KUEUE_GROUP,
-    KUEUE_VERSIONS,
-    OPTIONAL_RESOURCES,
-    WRITE_ONLY_RESOURCES,
-    ResourceSpec,
-    kueue_resources,
-)
+from hpctop.sources.kube.resources import DEFAULT_RESOURCES
 
 #: API group → the backend name it reveals (groups hpctop detects but does not watch included)
-BACKEND_GROUPS: Mapping[str, str] = {
-    KUEUE_GROUP: "kueue",
-    "visibility.kueue.x-k8s.io": "kueue-visibility",
-    "scheduling.volcano.sh": "volcano",
-    "batch.volcano.sh": "volcano",
-    "bus.volcano.sh": "volcano",
-    "scheduling.x-k8s.io": "coscheduling",
-    "scheduling.run.ai": "kai",
-    "jobset.x-k8s.io": "jobset",
-    "kubeflow.org": "kubeflow",
-    "trainer.kubeflow.org": "kubeflow-trainer",
-    "leaderworkerset.x-k8s.io": "leaderworkerset",
-    "sunk.coreweave.com": "sunk",
-    "slinky.slurm.net": "slinky",
-}
+BACKEND_GROUPS: Mapping[str, str] = registry.DETECTED_GROUPS
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,30 +106,6 @@ def _resource_list(raw: bytes, group_version: str) -> frozenset[str]:
     )
 
 
-def _cohort(
-    spec: ResourceSpec,
-    served: tuple[str, ...],
-    plurals: Mapping[str, frozenset[str]],
-    available: Callable[[ResourceSpec], bool],
-) -> ResourceSpec | None:
-    """Kueue's Cohort: at the group's version if listed there, else the newest version listing it.
-
-    Without resource lists, a v1beta1 Kueue that also serves v1alpha1 is one whose Cohort is still
-    v1alpha1 (it became v1beta1 in later releases, which also serve v1beta2).
-    """
-    if plurals.get(spec.api_version) is not None:
-        if available(spec):
-            return spec
-        for version in ("v1beta2", "v1beta1", "v1alpha1"):
-            alt = replace(spec, version=version)
-            if alt.version in served and plurals.get(alt.api_version) is not None and available(alt):
-                return alt
-        return None
-    if spec.version == "v1beta1" and "v1alpha1" in served:
-        return replace(spec, version="v1alpha1")
-    return spec
-
-
 def discover(apis: bytes, resource_lists: Mapping[str, bytes] | None = None) -> Discovery:
     """Resources to watch beyond the core, from ``GET /apis`` (and optional per-version lists).
 
@@ -158,41 +115,14 @@ def discover(apis: bytes, resource_lists: Mapping[str, bytes] | None = None) -> 
     for group_version, raw in (resource_lists or {}).items():
         plurals[group_version] = _resource_list(raw, group_version)
 
-    def available(spec: ResourceSpec) -> bool:
-        if spec.version not in served.get(spec.group, ()):
-            return False
-        listed = plurals.get(spec.api_version)
-        return listed is None or spec.plural in listed
-
-    chosen: list[ResourceSpec] = []
-    versions: dict[str, str] = {}
-    kueue_served = served.get(KUEUE_GROUP, ())
-    kueue_version = next((v for v in KUEUE_VERSIONS if v in kueue_served), None)
-    if kueue_version is not None:
-        versions[KUEUE_GROUP] = kueue_version
-        for spec in kueue_resources(kueue_version):
-            picked = (
-                _cohort(spec, kueue_served, plurals, available) if spec.kind.startswith("Cohort.") else spec
-            )
-            if picked is not None and available(picked):
-                chosen.append(picked)
-    for alternatives in OPTIONAL_RESOURCES:
-        for spec in alternatives:
-            if available(spec):
-                chosen.append(spec)
-                versions.setdefault(spec.group, spec.version)
-                break
-    write_only = tuple(spec for spec in WRITE_ONLY_RESOURCES if available(spec))
+    offered = ServedApis(served, plurals)
+    chosen = registry.select(offered)
+    write_only = registry.write_only(offered)
     backends = frozenset(BACKEND_GROUPS[g] for g in served if g in BACKEND_GROUPS)
     scheduling = served.get("scheduling.k8s.io", ())
     if "v1alpha1" in scheduling or "v1alpha2" in scheduling:
         backends |= {"native-gang"}
-    for group in ("visibility.kueue.x-k8s.io",):
-        for v in ("v1beta2", "v1beta1", "v1alpha1"):
-            if v in served.get(group, ()):
-                versions[group] = v
-                break
-    return Discovery(tuple(chosen), backends, served, versions, write_only)
+    return Discovery(chosen.resources, backends, served, dict(chosen.versions), write_only)
 
 
 def resources_to_watch(

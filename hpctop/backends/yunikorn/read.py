@@ -1,4 +1,4 @@
-"""YuniKorn's queue tree from its REST API (``/ws/v1/partition/{p}/queues``, SCHEDULERS.md §4.4).
+"""YuniKorn's read side: its queue tree from its REST API (``/ws/v1/partition/{p}/queues``, §4.4).
 
 Why: YuniKorn has no CRDs; its queues exist only in the scheduler, whose REST service (reached
 through the apiserver's service proxy) returns the whole tree as one JSON object with
@@ -9,15 +9,22 @@ Traps handled (§4.4): ``isLeaf``/``isManaged`` are booleans in code but strings
 resources are ``map[string]int64`` with ``vcore`` in millicores, ``memory`` in bytes and other
 resources as raw counts (GPUs become milli-GPU here); queue names are full dotted paths in current
 releases, bare names under their parent in old ones.
+
+The rest of what YuniKorn says is on the pods, read by :mod:`hpctop.model.jobs`: the application
+(``applicationId``/``yunikorn.apache.org/app-id``) groups pods into a job, placeholders (owned by
+the originator pod with ``controller: false``) join its gang, ``SchedulingSkipped`` on a pod is
+a used-up queue quota, and unallocated placeholders are an incomplete gang.
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from hpctop.backends.contract import Backend
 from hpctop.model.objects import QueueInfo
 from hpctop.model.projection import DecodeError
 from hpctop.model.resources import GPU_RESOURCE, IGNORED_RESOURCES, ZERO, Resources
+from hpctop.model.states import ReasonCode
 from hpctop.model.structs import WireStruct
 
 #: YuniKorn queue status → the neutral queue state
@@ -117,3 +124,20 @@ def decode_queue_tree(raw: bytes) -> tuple[QueueInfo, ...]:
     except RecursionError:
         raise DecodeError("queue tree nested too deeply", kind="YuniKorn queues") from None
     return tuple(out)
+
+
+#: what YuniKorn's evidence can say: a closed queue, a used-up quota (``SchedulingSkipped``), a
+#: gang whose placeholders are not all allocated
+REASONS: frozenset[ReasonCode] = frozenset(
+    {ReasonCode.QUEUE_HELD, ReasonCode.QUOTA_EXCEEDED, ReasonCode.GANG_INCOMPLETE}
+)
+
+BACKEND = Backend(
+    name="yunikorn",
+    title="Apache YuniKorn",
+    upstream="https://github.com/apache/yunikorn-k8shim",
+    watches=(),  # no CRDs: found by its Service or schedulerName, queues read over REST
+    fixtures=("tests/fixtures/live_truth/30_yunikorn.yaml", "tests/fixtures/backends/yunikorn_queues.json"),
+    reasons=REASONS,
+    actions="hpctop.backends.yunikorn.act",
+)
