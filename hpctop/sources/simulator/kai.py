@@ -91,6 +91,7 @@ QUEUE_LABEL = "kai.scheduler/queue"
 STATUS_PERIOD = 60.0
 _MB = 1_000_000
 _ALIBABA = ("alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count")
+_YUNIKORN_GANG = ("yunikorn.apache.org/task-groups", "yunikorn.apache.org/task-group-name")
 
 
 def _gpus(milli: int) -> str:
@@ -166,6 +167,8 @@ class KaiStyle:
     def pod_annotations(self, job: _Job, annotations: dict[str, str]) -> dict[str, str]:
         spec = job.spec
         annotations["pod-group-name"] = self.group_name(job)
+        for key in _YUNIKORN_GANG:
+            annotations.pop(key, None)  # the gang is KAI's PodGroup (minMember), not task groups
         if spec.gpu_count and spec.gpu_milli < 1000:
             for key in _ALIBABA:
                 annotations.pop(key, None)
