@@ -89,7 +89,7 @@ def test_the_queue_tree_has_kais_quota_and_limit(view: ClusterView) -> None:
     # -1 (unlimited) is no max; the default queues of the quickstart have no quota and no limit
     default = rows["root.default-parent-queue.default-queue"]
     assert default["max_gpus"] is None and default["guaranteed_gpus"] == 0
-    assert default["used_gpus"] == 0.5
+    assert default["used_gpus"] == 0.525  # the half share and the 2000 MiB share
     info = view.snapshot.queues["root.research-team.ml-team"]
     assert info.backend == "kai" and info.weight == 2 and info.priority == 200
     assert info.allocated.gpu == 2000 and info.borrowed.gpu == 1000  # 2 allocated over a quota of 1
@@ -117,10 +117,11 @@ def test_the_over_limit_job_shows_kais_numbers_and_no_eta(view: ClusterView) -> 
 
 def test_a_half_gpu_is_half_a_gpu_in_gpus_and_nodes(view: ClusterView) -> None:
     nodes = {r["node"]: r for r in node_rows(view.snapshot, view.result)}
-    assert nodes["lt-kai-a100"]["gpus_alloc"] == 2.5  # two whole GPUs and one share; reservation not again
+    # two whole GPUs, a half share and a 2000 MiB share of an 81920 MiB GPU; the reservation not again
+    assert nodes["lt-kai-a100"]["gpus_alloc"] == 2.525
     groups = {r["model"]: r for r in gpu_rows(view.snapshot, view.result)}
     a100 = groups["NVIDIA-A100-SXM4-80GB"]
-    assert (a100["total"], a100["allocated"], a100["free"]) == (8, 2.5, 5.5)
+    assert (a100["total"], a100["allocated"], a100["free"]) == (8, 2.525, 5.475)
     fraction = view.snapshot.jobs[("kai-fraction", "Pod", "gpu-sharing")]
     assert fraction.requested.gpu == 500 and fraction.allocated.gpu == 500
     # the reservation pod is no job row, and is named as the one holding this job's GPU
@@ -135,8 +136,8 @@ def test_the_gpu_pane_counts_the_share_not_the_reservation(view: ClusterView) ->
     snap = view.snapshot
     gpu_map = build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, [("kai", ["lt-kai-a100"])])
     node = gpu_map.nodes[0]
-    assert node.used == 2500
-    assert sorted(h[2] for h in node.unplaced) == [0.5, 1.0, 1.0]
+    assert node.used == 2525
+    assert sorted(h[2] for h in node.unplaced) == [0.025, 0.5, 1.0, 1.0]
 
 
 @pytest.mark.parametrize(
@@ -205,3 +206,29 @@ def test_sub_groups_make_the_gang_when_min_member_is_absent() -> None:
     assert isinstance(pg, kai.KaiPodGroup)
     assert pg.min_member == 5 and [s.name for s in pg.sub_groups] == ["leader", "workers"]
     assert pg.backend == "kai" and pg.queue == "q"
+
+
+def test_a_gpu_memory_pod_seen_before_its_node_gets_its_share_when_the_node_arrives() -> None:
+    """A relist sends pods before nodes: the share is resolved once the node's GPU memory is known."""
+    from hpctop.model.events import EventType, WatchEvent
+    from hpctop.model.fractions import KAI_GPU_MEMORY
+    from hpctop.model.store import Store
+
+    pod = {
+        "metadata": {"name": "m", "namespace": "n", "annotations": {"gpu-memory": "20480"}},
+        "spec": {"nodeName": "g0", "schedulerName": "kai-scheduler", "containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+    node = {
+        "metadata": {"name": "g0", "labels": {"nvidia.com/gpu.memory": "81920", "nvidia.com/gpu.count": "1"}},
+        "status": {"allocatable": {"nvidia.com/gpu": "1", "cpu": "8", "memory": "64Gi"}},
+    }
+    store = Store()
+    store.apply(WatchEvent(EventType.ADDED, "Pod", decode_object("Pod", msgspec.json.encode(pod))))
+    waiting = store.snapshot().pods[("n", "m")]
+    assert waiting.requests.gpu == 0 and waiting.requests.get(KAI_GPU_MEMORY) == 20480  # MiB, as KAI reports
+    store.apply(WatchEvent(EventType.ADDED, "Node", decode_object("Node", msgspec.json.encode(node))))
+    resolved = store.snapshot().pods[("n", "m")]
+    assert resolved.requests.gpu == 250 and not resolved.requests.get(KAI_GPU_MEMORY)  # a quarter GPU
+    job = store.snapshot().jobs[("n", "Pod", "m")]
+    assert job.requested.gpu == 250

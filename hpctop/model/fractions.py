@@ -16,8 +16,8 @@ Schemes read (upstream semantics, checked in the sources named):
   share whose fraction KAI computes on the chosen node (its ``nvidia.com/gpu.memory`` label,
   ``pkg/podgroupcontroller/controllers/resources/fraction.go``): the decoder does not know the
   node, so it is kept as the extended resource :data:`KAI_GPU_MEMORY` (MiB, what KAI's own
-  PodGroup status reports as ``requested``) and turned into a GPU share by
-  :func:`memory_share_milli` where the node is known.
+  PodGroup status reports as ``requested``) and, once the pod is bound, turned into a GPU share
+  of its node's GPU by :func:`with_memory_share` (the store does it, as it knows the node).
 - The Alibaba cluster trace (``alibabacloud.com/gpu-milli`` x ``gpu-count``) is handled beside it
   in :mod:`hpctop.model.projection` (it predates this module).
 
@@ -32,6 +32,7 @@ import math
 
 from hpctop.errors import QuantityError
 from hpctop.model.quantity import LIMITS, bounded, to_int
+from hpctop.model.resources import Resources
 
 KAI_FRACTION = "gpu-fraction"
 KAI_FRACTION_DEVICES = "gpu-fraction-num-devices"
@@ -91,6 +92,20 @@ def memory_share_milli(memory_mib: int, gpu_memory_mib: int | None) -> int | Non
     if not gpu_memory_mib or memory_mib <= 0:
         return None
     return max(math.ceil(memory_mib * 1000 / gpu_memory_mib), 1)
+
+
+def with_memory_share(requests: Resources, gpu_memory_mib: int | None) -> Resources | None:
+    """A ``gpu-memory`` request (kept as :data:`KAI_GPU_MEMORY`) as a GPU share of the node's GPU.
+
+    None when the request holds no such amount or the node's GPU memory is unknown (the request
+    then stays in MiB, as KAI's own PodGroup status reports it).
+    """
+    mib = requests.get(KAI_GPU_MEMORY)
+    share = memory_share_milli(mib, gpu_memory_mib) if mib else None
+    if share is None:
+        return None
+    extended = tuple((k, v) for k, v in requests.extended if k != KAI_GPU_MEMORY)
+    return Resources(requests.cpu, requests.memory, requests.gpu + share, extended)
 
 
 def is_kai_reservation(namespace: str, labels: dict[str, str]) -> bool:
