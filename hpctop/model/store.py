@@ -244,9 +244,14 @@ class Store:
         return replace(pod, requests=resolved)
 
     def _apply_pod(self, pod: Pod, deleted: bool) -> None:
-        if pod.node_name is not None and pod.requests.extended and not deleted:
-            if pod.requests.get(fractions.KAI_GPU_MEMORY):
-                pod = self._memory_share(pod)
+        extended = pod.requests.extended  # () for nearly every pod: one check on the hot path
+        if (
+            extended
+            and not deleted
+            and pod.node_name is not None
+            and pod.requests.get(fractions.KAI_GPU_MEMORY)
+        ):
+            pod = self._memory_share(pod)
         key = pod.key
         old = self.pods.get(key)
         self._stale.add("pods")
