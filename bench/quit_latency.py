@@ -1,6 +1,6 @@
 """Q1 quit latency (issue 15): from ``q`` to the user's terminal given back, and to the process gone.
 
-The real ``hpctop`` runs in a pseudo-terminal (the helpers of ``tests/test_console_terminal.py``:
+The real ``hpctop`` runs in a pseudo-terminal (the helpers of ``tests/tui/test_console_terminal.py``:
 its own session, the pty as its controlling terminal), once on the demo and once on a live
 kubeconfig whose API server accepts connections and never answers (every list, watch and review
 hangs: the worst network a user can have). After the first frame, ``q`` is written; the figure
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.common import Verdict
 from tests.kube.conftest import silent_api_server, write_kubeconfig
-from tests.test_console_terminal import HPCTOP, _cleanup, _start
+from tests.tui.test_console_terminal import HPCTOP, _cleanup, _start
 
 GOAL_S = 1.0
 

@@ -3,7 +3,7 @@
 Why: hpctop decodes with msgspec Structs, a strict fast path and a field-by-field slow path
 (:mod:`hpctop.model.tolerant`), and projects through cached, shared parts. This module states
 the same contract independently, the way one would write it without caring for speed, and the
-hypothesis tests (tests/test_decode_fast.py) check that both give the same object, or both
+hypothesis tests (tests/model/test_decode_fast.py) check that both give the same object, or both
 refuse it, on generated pods and nodes, malformed ones included:
 
 - strict types (a str field takes a string, an int an integer, never a bool);

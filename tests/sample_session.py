@@ -7,7 +7,7 @@ model objects (``Node``, ``Pod``, ``Job``) and a plausible ``ScheduleResult`` di
 deterministic "cluster" that starts and finishes jobs on :meth:`SampleSession.step` and an actuator
 that applies cancel/hold/release/requeue/priority/move to it. A test helper, not part of the
 package: the console's tests that must not move with the simulator use it; the ones about the
-console as ``make demo`` runs it use the runtime's demo session (``tests/test_console_robust.py``).
+console as ``make demo`` runs it use the runtime's demo session (``tests/tui/test_console_robust.py``).
 
 Nothing here is scheduling logic worth trusting: first-fit placement, a made-up priority breakdown.
 """

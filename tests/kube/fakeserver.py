@@ -159,7 +159,7 @@ QUEUE_STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 KUEUE_GUARDED_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class")
 #: ConfigMaps: YuniKorn's queues.yaml lives in one (``yunikorn-configs``), which hpctop patches
 CONFIGMAPS = Res("ConfigMap", "", "v1", "configmaps", True)
-#: read-only kinds of the live-truth corpus (tests/test_live_truth.py): served for lists only
+#: read-only kinds of the live-truth corpus (tests/backends/test_live_truth.py): served for lists only
 WORKLOADS_V1BETA1 = Res("Workload", "kueue.x-k8s.io", "v1beta1", "workloads", True)
 RESOURCE_FLAVORS = Res("ResourceFlavor", "kueue.x-k8s.io", "v1beta2", "resourceflavors", False)
 VOLCANO_PODGROUPS = Res("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True)

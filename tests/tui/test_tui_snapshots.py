@@ -1,0 +1,64 @@
+"""SVG snapshots of each pane and modal (pytest-textual-snapshot), on the seeded sample session.
+
+The sample session is built in-process with a fixed epoch, no ticking and a frozen clock, so the
+screens are byte-for-byte reproducible. Update with ``pytest tests/tui/test_tui_snapshots.py
+--snapshot-update`` after an intended change, and look at the report it writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hpctop.tui.app import HpctopApp, make_app
+from tests.sample_session import SampleSession
+
+SIZE = (160, 48)
+
+
+def _app(theme: str = "hpctop-dark", charts: bool = True, read_only: bool = False) -> HpctopApp:
+    session = SampleSession(seed=1, read_only=read_only)
+    app = make_app(session, theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice", show_charts=charts)
+    return app
+
+
+async def _steps(pilot: Any) -> None:
+    app = pilot.app
+    for _ in range(6):
+        app.step_now(300)
+    await pilot.pause()
+
+
+def test_main_screen(snap_compare: Any) -> None:
+    assert snap_compare(_app(), terminal_size=SIZE, run_before=_steps)
+
+
+def test_main_light_theme(snap_compare: Any) -> None:
+    assert snap_compare(_app("hpctop-light"), terminal_size=SIZE, run_before=_steps)
+
+
+def test_colorblind_read_only(snap_compare: Any) -> None:
+    assert snap_compare(_app("hpctop-colorblind", charts=False, read_only=True), terminal_size=SIZE)
+
+
+def test_gpu_partition_zoom_and_queue_focus(snap_compare: Any) -> None:
+    assert snap_compare(_app(charts=False), terminal_size=SIZE, press=["z", "right", "2", "down", "enter"])
+
+
+def test_gpu_node_zoom(snap_compare: Any) -> None:
+    assert snap_compare(_app(charts=False), terminal_size=SIZE, press=["z", "z"])
+
+
+def test_job_detail(snap_compare: Any) -> None:
+    assert snap_compare(_app(charts=False), terminal_size=SIZE, press=["down", "down", "enter"])
+
+
+def test_help(snap_compare: Any) -> None:
+    assert snap_compare(_app(charts=False), terminal_size=SIZE, press=["question_mark"])
+
+
+def test_confirm_cancel(snap_compare: Any) -> None:
+    assert snap_compare(_app(charts=False), terminal_size=SIZE, press=["down", "c"])
+
+
+def test_filtered_pending_sorted(snap_compare: Any) -> None:
+    assert snap_compare(_app(charts=False), terminal_size=SIZE, press=["f", "s", "s", "space"])
