@@ -1,6 +1,6 @@
 """KAI-Scheduler read end to end: its upstream-shaped objects served, read, and shown (issue 13 item 2).
 
-Why: ``tests/test_live_truth.py`` checks each case's job rows in the whole corpus; this module
+Why: ``tests/backends/test_live_truth.py`` checks each case's job rows in the whole corpus; this module
 serves only the KAI cases (``tests/fixtures/live_truth/95_kai.yaml``, each with its upstream file
 and commit) through the same fake API server and live read path, and checks what the other views
 show: the queue tree (``queues``: quota as guaranteed, limit as max, the parent above the leaf),
@@ -30,7 +30,7 @@ from hpctop.tables.nodes import gpu_rows, node_rows
 from hpctop.tables.queues import queue_rows
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import FakeApiServer
-from tests.test_live_truth import CASES, RESOURCES, _served
+from tests.backends.test_live_truth import CASES, RESOURCES, _served
 
 KAI_CASES = [c for c in CASES if c.file == "95_kai.yaml"]
 
