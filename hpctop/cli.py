@@ -479,12 +479,9 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
-        session = module.demo_session(
-            seed=settings.seed,
-            at=at,
-            read_only=settings.read_only,
-            scheduler_style=getattr(args, "scheduler", "hpctop"),
-        )
+        style = getattr(args, "scheduler", "hpctop")
+        styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
+        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only, **styled)
     session.speed = settings.speed
     return session
 
