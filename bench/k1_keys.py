@@ -8,7 +8,9 @@ console is :class:`~hpctop.runtime.live_console.LiveConsoleSession` through a re
 (``make_app``, the console's 0.5 s tick). Keys (``down``/``up``) are delivered through the
 driver as a terminal's are; the time runs to the jobs cursor moved and the screen repainted
 (:func:`bench.p3_watch.press_and_paint`). Printed: the distribution (p50/p95/max and every
-decile) and the event rate the reflector actually applied meanwhile. Goal: p95 <= 100 ms.
+decile) and the event rate the reflector actually applied meanwhile. Goal: p95 <= 100 ms while the
+console applies at least ``KEPT_UP`` (90 %) of the paced rate (one that falls behind answers
+keys under less load than the goal's).
 
 The server runs in a process of its own so that its JSON writing does not share the GIL with
 the console (as a real API server would not).
@@ -39,6 +41,8 @@ from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
 
 GOAL_P95_MS = 100.0
+#: share of the paced event rate the console must apply for the latency to count
+KEPT_UP = 0.9
 TICK = 0.5  # the console's default tick
 
 
@@ -160,12 +164,16 @@ def run(pods: int, rate: int, presses: int = 40, nodes: int = 0) -> Verdict:
         f"  K1 key latency ms, deciles 10..90: {deciles}; all: {' '.join(f'{x:.0f}' for x in ms)}",
         file=sys.stderr,
     )
+    # the goal is the latency *while* the events arrive: a console that falls behind the stream
+    # applies fewer and answers keys under less load, so the rate must be kept up as well
+    kept_up = applied >= KEPT_UP * rate
     return Verdict(
         "K1 keys",
         f"key to screen p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {worst:.0f} ms",
-        p95 <= GOAL_P95_MS,
+        p95 <= GOAL_P95_MS and kept_up,
         f"{pods:,} pods, {len(ms)} presses while the watch applied {applied:,.0f} events/s"
-        f" (server paced at {rate:,}/s), {runs} core runs; goal p95 <= {GOAL_P95_MS:.0f} ms",
+        f" (server paced at {rate:,}/s; kept up, >= {KEPT_UP:.0%}: {kept_up}), {runs} core runs;"
+        f" goal p95 <= {GOAL_P95_MS:.0f} ms at the paced rate",
     )
 
 

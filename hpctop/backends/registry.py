@@ -34,6 +34,7 @@ from hpctop.backends.kubeflow.read import BACKEND as KUBEFLOW
 from hpctop.backends.kueue.read import BACKEND as KUEUE
 from hpctop.backends.lws.read import BACKEND as LWS
 from hpctop.backends.slinky.read import BACKEND as SLINKY
+from hpctop.backends.slurm.read import BACKEND as SLURM
 from hpctop.backends.volcano.read import BACKEND as VOLCANO
 from hpctop.backends.yunikorn.read import BACKEND as YUNIKORN
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
@@ -54,6 +55,7 @@ BACKENDS: tuple[Backend, ...] = (
     KUBEFLOW,
     YUNIKORN,
     SLINKY,
+    SLURM,
 )
 
 

@@ -23,7 +23,10 @@ on a tick where nothing changed (issue 16: re-running it every 5 s on a quiet cl
 a core at 50k pods). A quiet tick only moves the result's ``now`` on, so ages and "ETA in" columns
 keep counting; what the core itself derives from the clock (the age factor of priorities, a
 fair-share decay, a reservation whose expected end has passed) moves slowly, so the core is re-run
-on a quiet cluster once per ``idle_refresh`` (60 s), not per tick.
+on a quiet cluster once per ``idle_refresh`` (60 s), not per tick. A store that changed only in
+what the core never reads (a restart count, a condition, a resourceVersion: most watch traffic)
+is treated the same way: the new snapshot is shown with the last result, its ``now`` moved
+(``scheduling.inputs.same_inputs``; counted in ``core_runs_skipped``).
 
 The core does not run on a half-synced store either: until every resource has finished its first
 list (or is forbidden / not served), a changed store gives a new snapshot (rows appear while the
@@ -93,6 +96,7 @@ from hpctop.model.objects import ClusterQueue, JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.resources import Resources
 from hpctop.model.store import Snapshot, Store
+from hpctop.scheduling.inputs import same_inputs
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.kube.connection import Connection, load_connection
 from hpctop.sources.kube.events import EventRow, list_job_events
@@ -302,6 +306,8 @@ class LiveConsoleSession:
         self.discovery_note = ""
         self._settings = settings
         self._schedule = scheduler if scheduler is not None else _default_scheduler()
+        #: ``same_inputs`` knows what the core reads; a scheduler given instead may read more
+        self._skip_unchanged = scheduler is None
         self._client_factory = client_factory
         self._statuses: dict[str, ReflectorStatus] = {}
         self._loop = loop
@@ -312,6 +318,8 @@ class LiveConsoleSession:
         self._view_version = -1
         self._view_at = -float("inf")
         self.schedule_runs = 0
+        #: refreshes that changed nothing the core reads (a restart count, a condition): no core run
+        self.core_runs_skipped = 0
         self.schedule_seconds = 0.0
         self._frozen = False  # the heap was moved out of the cyclic GC's reach (_freeze_heap)
         self.error: BaseException | None = None  # what ended the reflectors, if not a quit
@@ -829,13 +837,36 @@ class LiveConsoleSession:
                 return
             started = time.perf_counter()
             # quotas from the cluster's own schedulers (Kueue, Volcano, YuniKorn) when it has them
-            self.policy = policy_from_snapshot(snapshot, self._base_policy)
+            policy = policy_from_snapshot(snapshot, self._base_policy)
+            if self._core_unchanged(snapshot, policy, now):
+                # nothing the core reads changed (module doc): like a quiet tick, only ``now`` moves
+                self._snapshot, self._result = snapshot, replace(self._result, now=now)
+                self._view_version, self._built_at, self._view_states = (
+                    snapshot.version,
+                    time.monotonic(),
+                    states,
+                )
+                self.core_runs_skipped += 1
+                return
+            self.policy = policy
             result = self._schedule(snapshot, self.policy, now)
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1
             self._snapshot, self._result = snapshot, result
             self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, True
             self._built_at, self._view_states = time.monotonic(), states
+
+    def _core_unchanged(self, snapshot: Snapshot, policy: Policy, now: float) -> bool:
+        """The core (not a scheduler given instead) ran under ``idle_refresh`` ago, on the same
+        policy, and ``snapshot`` changes nothing it reads (``scheduling.inputs.same_inputs``)."""
+        return (
+            self._skip_unchanged
+            and self._view_scheduled
+            and self._view_version >= 0
+            and now - self._view_at < self.idle_refresh
+            and policy == self.policy
+            and same_inputs(self._snapshot, snapshot)
+        )
 
     def _listing_view(self, states: tuple[tuple[str, str, int], ...], snapshot: Snapshot, now: float) -> None:
         """Show ``snapshot`` without a core run (a first list is under way): rows, no plans."""

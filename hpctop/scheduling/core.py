@@ -24,7 +24,7 @@ import gc
 import heapq
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hpctop.model.objects import Job, JobKey, Node, Reason, Toleration
 from hpctop.model.policy import PartitionState, Policy
@@ -39,7 +39,14 @@ from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_co
 from hpctop.scheduling.priority import PriorityInputs, breakdown
 from hpctop.scheduling.priority import total as priority_total
 from hpctop.scheduling.queues import QueueTree
-from hpctop.scheduling.types import JobPlan, Placement, PodAssignment, PriorityBreakdown, ScheduleResult
+from hpctop.scheduling.types import (
+    JobPlan,
+    Placement,
+    PodAssignment,
+    PriorityBreakdown,
+    QueueStatus,
+    ScheduleResult,
+)
 
 Signature = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[Toleration, ...]]
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
@@ -183,6 +190,10 @@ class _Cycle:
         # each node's pods, sorted by key: kept in the memo, patched from the pods that changed
         pods_by_node = memo.pods_by_node.update(snapshot.pods)
         self.live, self.charges, self.used_by_node, whole = memo.free_state(view, pods_by_node)
+        kept = memo.kept_free
+        self.over: frozenset[tuple[str, str]] = frozenset(kept.over) if kept is not None else frozenset()
+        #: per queue path: running members counted in its usage that no known node holds (the view)
+        self.unheld: dict[str, tuple[list[int], dict[str, int]]] = {}
         self.index = WholeIndex(whole)
         self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
         self.empty = view.empty
@@ -616,6 +627,7 @@ class _Cycle:
             _add_scaled(acc, job.per_member, job.members - len(job.pending_pods))
             if with_demand:  # job counts are for the queue status (the view)
                 counts[path] = counts.get(path, 0) + 1
+                self._count_unheld(job, path)
             if job.time_limit:
                 end = (job.start_time if job.start_time is not None else self.now) + job.time_limit
                 for pod_key in job.pods:
@@ -654,6 +666,41 @@ class _Cycle:
                 node.pending = node.pending + amount
                 node.pending_jobs += counts[path]
 
+    def _count_unheld(self, job: Job, path: str) -> None:
+        """Members counted as running that no node in the view holds (bound to a node outside the
+        node list, beyond their node's allocatable, or gone): shown apart from a queue's used."""
+        running = job.members - len(job.pending_pods)
+        if running <= 0:
+            return
+        charges, over = self.charges, self.over
+        held = sum(1 for key in job.pods if key in charges and key not in over)
+        if held < running:
+            acc = self.unheld.get(path)
+            if acc is None:
+                acc = self.unheld[path] = ([0, 0, 0], {})
+            _add_scaled(acc, job.per_member, running - held)
+
+    def _held_status(self, status: dict[str, QueueStatus]) -> dict[str, QueueStatus]:
+        """The queue status with ``used`` as held on the view's nodes (never above the cluster).
+
+        The scheduling usage (fair share, quotas) keeps every running member, wherever it is
+        bound, as the schedulers count it; only the ``used`` a pane draws against the cluster's
+        capacity leaves out what ``_count_unheld`` found (issue 16: 20,032 of 20,000 GPUs used).
+        """
+        if not self.unheld:
+            return status
+        gone: dict[str, Resources] = {}
+        for path, (ints, ext) in self.unheld.items():
+            amount = to_resources(ints, ext)
+            for p in self.tree.ancestors(path):
+                gone[p] = gone[p] + amount if p in gone else amount
+        out = dict(status)
+        for p, amount in gone.items():
+            q = out.get(p)
+            if q is not None:
+                out[p] = replace(q, used=(q.used - amount).clamp_min_zero())
+        return out
+
     def run(self, started: float) -> ScheduleResult:
         # no global sort of the jobs: nothing below depends on their order (heaps order fully by
         # key, sums are of ints) except the plans' iteration order, which ``_Plans`` sorts lazily
@@ -670,7 +717,7 @@ class _Cycle:
         placements_only = self.placements_only
         self._roll_up(active, pending, path_of, with_demand=not placements_only)
         self.tree.compute_normalized_shares(self.cluster)
-        queue_status = {} if placements_only else self.tree.status(self.cluster)
+        queue_status = {} if placements_only else self._held_status(self.tree.status(self.cluster))
         partitions = (
             ()
             if placements_only

@@ -62,7 +62,7 @@ from hpctop.scheduling.partitions import (
     specs_for,
     to_resources,
 )
-from hpctop.scheduling.placement import Charge, NodeFree, free_of
+from hpctop.scheduling.placement import Charge, NodeFree, charge_order, free_of
 
 #: entries of the per-view caches (matching, eligibility, union) before they are cleared
 MAX_VIEW_ENTRIES = 100_000
@@ -130,7 +130,7 @@ class ClusterView:
 class FreeEntry:
     """One node's free state after its bound pods, for as long as the node and the pods are the same."""
 
-    __slots__ = ("charges", "free", "node", "pods", "product", "used", "whole")
+    __slots__ = ("charges", "free", "node", "over", "pods", "product", "used", "whole")
 
     def __init__(self, node: Node, product: str | None, pods: tuple[Pod, ...]) -> None:
         self.node = node
@@ -138,11 +138,22 @@ class FreeEntry:
         self.pods = pods
         self.free, self.charges = free_of(node, product, pods)
         self.whole = self.free.whole_free()  # fully free GPU indices: the cycle's free-capacity index
+        # what the node holds is at most its allocatable: pods bound beyond it (stale pods not yet
+        # seen gone, an allocatable that shrank) are ``over``, charged in ``free_of``'s order, and
+        # the node's used is clamped, so no pane shows more in use than the nodes have (issue 16)
+        a = node.allocatable
         acc = [0, 0, 0]
         ext: dict[str, int] = {}
-        for pod in pods:
+        over: list[PodKey] = []
+        for pod in charge_order(pods):
             add_into(acc, ext, pod.requests)
-        self.used: IntVector = (acc[0], acc[1], acc[2], ext)
+            if acc[0] > a.cpu or acc[1] > a.memory or acc[2] > a.gpu:
+                over.append(pod.key)
+        self.over: tuple[PodKey, ...] = tuple(over)
+        if over:
+            limit = dict(a.extended)
+            ext = {key: min(value, limit.get(key, 0)) for key, value in ext.items()}
+        self.used: IntVector = (min(acc[0], a.cpu), min(acc[1], a.memory), min(acc[2], a.gpu), ext)
 
     def valid(self, node: Node, product: str | None, pods: tuple[Pod, ...]) -> bool:
         # tuple == compares items by identity first, so the usual case (same objects) is cheap;
@@ -293,6 +304,7 @@ class Memo:
             if pods:
                 kept.charges.update(entry.charges)
                 kept.used[name] = entry.used
+                kept.over.update(entry.over)
         entries = self.free
         if len(entries) > 2 * len(view.nodes) + 64:
             self.free = {name: entries[name] for name in view.nodes}
@@ -305,6 +317,7 @@ class Memo:
         for name in names:
             for key in kept.entries[name].charges:
                 charges.pop(key, None)
+            kept.over.difference_update(kept.entries[name].over)
         source = kept.source
         for name in names:
             pods = source.get(name, ())
@@ -314,6 +327,7 @@ class Memo:
             if pods:
                 charges.update(entry.charges)
                 kept.used[name] = entry.used
+                kept.over.update(entry.over)
             else:
                 kept.used.pop(name, None)
 
@@ -321,7 +335,7 @@ class Memo:
 class KeptFree:
     """The free-state maps of the last cycle, patched for the nodes whose pods changed."""
 
-    __slots__ = ("charges", "entries", "source", "templates", "used", "view", "whole")
+    __slots__ = ("charges", "entries", "over", "source", "templates", "used", "view", "whole")
 
     def __init__(self, view: ClusterView, source: Mapping[str, tuple[Pod, ...]]) -> None:
         self.view = view
@@ -331,6 +345,8 @@ class KeptFree:
         self.charges: dict[PodKey, Charge] = {}
         self.used: dict[str, IntVector] = {}
         self.whole: dict[str, int] = {}
+        #: bound pods beyond their node's allocatable (``FreeEntry.over``): charged, not held
+        self.over: set[PodKey] = set()
 
 
 #: pod phases that release a pod's resources (``Pod.is_terminal``)

@@ -289,6 +289,11 @@ def _pod_indices(free: NodeFree, pod: Pod, req: Request) -> tuple[int, ...]:
     return tuple(order[: max(req.whole, 1)])
 
 
+def charge_order(pods: Iterable[Pod]) -> list[Pod]:
+    """The order ``free_of`` charges a node's pods in: those naming their GPU indices first."""
+    return sorted(pods, key=lambda p: (not p.gpu_indices, p.namespace, p.name))
+
+
 def free_of(node: Node, product: str | None, pods: Iterable[Pod]) -> tuple[NodeFree, dict[PodKey, Charge]]:
     """One node's free state after ``pods`` (those holding resources there), and each pod's charge.
 
@@ -298,7 +303,7 @@ def free_of(node: Node, product: str | None, pods: Iterable[Pod]) -> tuple[NodeF
     """
     nf = NodeFree.empty(node, product)
     charges: dict[PodKey, Charge] = {}
-    for pod in sorted(pods, key=lambda p: (not p.gpu_indices, p.namespace, p.name)):
+    for pod in charge_order(pods):
         req = Request.of(pod.requests)
         indices = _pod_indices(nf, pod, req)
         nf.charge(req, indices)
