@@ -28,9 +28,9 @@ from hpctop.runtime.cluster_view import ClusterView, read_cluster
 from hpctop.tables import jobs as jobs_table
 from hpctop.tables.nodes import gpu_rows, node_rows
 from hpctop.tables.queues import queue_rows
+from tests.backends.test_live_truth import CASES, RESOURCES, _served
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import FakeApiServer
-from tests.backends.test_live_truth import CASES, RESOURCES, _served
 
 KAI_CASES = [c for c in CASES if c.file == "95_kai.yaml"]
 
@@ -120,7 +120,7 @@ def test_a_half_gpu_is_half_a_gpu_in_gpus_and_nodes(view: ClusterView) -> None:
     # two whole GPUs, a half share and a 2000 MiB share of an 81920 MiB GPU; the reservation not again
     assert nodes["lt-kai-a100"]["gpus_alloc"] == 2.525
     groups = {r["model"]: r for r in gpu_rows(view.snapshot, view.result)}
-    a100 = groups["NVIDIA-A100-SXM4-80GB"]
+    a100 = groups["NVIDIA-A100-80GB-PCIe"]
     assert (a100["total"], a100["allocated"], a100["free"]) == (8, 2.525, 5.475)
     fraction = view.snapshot.jobs[("kai-fraction", "Pod", "gpu-sharing")]
     assert fraction.requested.gpu == 500 and fraction.allocated.gpu == 500
