@@ -115,3 +115,20 @@ async def test_the_console_shows_kais_queue_tree_and_words() -> None:
         assert "kai:PodGroup.schedulingConditions.OverLimit" in detail
         assert "quota has reached the allowable limit of GPUs" in detail
         assert "KAI-Scheduler orders jobs" in detail  # the owner's order is not hpctop's
+
+
+def test_a_kai_job_cannot_move_queue() -> None:
+    """KAI's pod grouper keeps the PodGroup's queue: the simulated KAI cluster refuses a move as KAI would ignore it."""
+    import pytest
+
+    from hpctop.sources.simulator.cluster import SimulatorError
+
+    cluster = SimulatedCluster(_scenario(), seed=1, scheduler_style="kai")
+    cluster.initial_events()
+    cluster.advance(cluster.now + 20)
+    with pytest.raises(SimulatorError, match="never read back"):
+        cluster.plan("move", ("team", "Job", "over"), "root.share")
+    plain = SimulatedCluster(_scenario(), seed=1)
+    plain.initial_events()
+    plain.advance(plain.now + 20)
+    assert plain.plan("move", ("team", "Job", "over"), "root.share")  # the default style still moves

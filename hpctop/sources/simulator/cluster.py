@@ -37,6 +37,7 @@ from hpctop.errors import ActionFailed
 from hpctop.model.decode import format_time
 from hpctop.model.objects import JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
+from hpctop.sources.simulator.kai import MOVE_REFUSAL as KAI_MOVE_REFUSAL
 from hpctop.sources.simulator.kai import STYLE as KAI_STYLE
 from hpctop.sources.simulator.kai import KaiStyle
 
@@ -1038,6 +1039,8 @@ class SimulatedCluster:
         live = job.live_pods
         running = [p for p in live if p.node is not None]
         pending = [p for p in live if p.node is None]
+        if action == "move" and self.kai is not None:
+            raise SimulatorError(f"{ident}: {KAI_MOVE_REFUSAL}")
         if action == "cancel":
             if job.finished:
                 raise SimulatorError(

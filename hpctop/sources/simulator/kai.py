@@ -89,6 +89,11 @@ QUEUE_KIND = "Queue.scheduling.run.ai"
 PODGROUP_KIND = "PodGroup.scheduling.run.ai"
 QUEUE_LABEL = "kai.scheduler/queue"
 STATUS_PERIOD = 60.0
+#: KAI's pod grouper keeps a PodGroup's spec.queue on every update (pkg/podgrouper/podgroup/handler.go)
+MOVE_REFUSAL = (
+    "KAI-Scheduler fixes a job's queue when its pod grouper creates the PodGroup; a changed "
+    "kai.scheduler/queue label is never read back: delete the job and resubmit it to the new queue"
+)
 _MB = 1_000_000
 _ALIBABA = ("alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count")
 _YUNIKORN_GANG = ("yunikorn.apache.org/task-groups", "yunikorn.apache.org/task-group-name")
