@@ -118,7 +118,7 @@ async def test_the_console_shows_kais_queue_tree_and_words() -> None:
 
 
 def test_a_kai_job_cannot_move_queue() -> None:
-    """KAI's pod grouper keeps the PodGroup's queue: the simulated KAI cluster refuses a move as KAI would ignore it."""
+    """KAI's pod grouper keeps the PodGroup's queue: a KAI-style cluster refuses a move (KAI ignores it)."""
     import pytest
 
     from hpctop.sources.simulator.cluster import SimulatorError
