@@ -115,6 +115,11 @@ async def test_the_console_shows_kais_queue_tree_and_words() -> None:
         assert "kai:PodGroup.schedulingConditions.OverLimit" in detail
         assert "quota has reached the allowable limit of GPUs" in detail
         assert "KAI-Scheduler orders jobs" in detail  # the owner's order is not hpctop's
+        half = app._detail(("share", "Job", "half")).plain
+        assert (
+            "GPU held for these shares by KAI reservation pod kai-resource-reservation/gpu-reservation-n0-"
+            in half
+        )
 
 
 def test_a_kai_job_cannot_move_queue() -> None:
