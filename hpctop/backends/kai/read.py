@@ -51,7 +51,7 @@ from typing import Any
 from hpctop.backends.contract import Backend, QueuePlace, ResourceSpec
 from hpctop.model import fractions
 from hpctop.model.backends.evidence import JobEvidence
-from hpctop.model.backends.queues import QueueIndex
+from hpctop.model.backends.queues import QueueIndex, escape, positive
 from hpctop.model.fractions import KAI_GPU_GROUP, KAI_RESERVATION_NAMESPACE
 from hpctop.model.objects import FolderBackendObject, ObjectKey, OwnerRef, Pod, PodGroup, QueueInfo, Reason
 from hpctop.model.policy import ROOT
@@ -445,11 +445,7 @@ def queue_path(name: str, parents: Mapping[str, str | None]) -> str:
         seen.add(cur)
         chain.append(cur)
         cur = parents.get(cur)
-    return ".".join([ROOT, *(c.replace(".", "_dot_") for c in reversed(chain))])
-
-
-def _positive(r: Resources) -> Resources:
-    return Resources(max(r.cpu, 0), max(r.memory, 0), max(r.gpu, 0), ())
+    return ".".join([ROOT, *(escape(c) for c in reversed(chain))])
 
 
 #: the queue index's lookup of KAI Queue names → paths
@@ -484,8 +480,8 @@ def fold_kai(objects: Iterable[object], out: dict[str, QueueInfo]) -> dict[str, 
             weight=q.weight,
             priority=q.priority,
             allocated=q.allocated,
-            borrowed=_positive(q.allocated - q.quota) if q.quota != ZERO else ZERO,
-            pending=_positive(q.requested - q.allocated),
+            borrowed=positive(q.allocated - q.quota) if q.quota != ZERO else ZERO,
+            pending=positive(q.requested - q.allocated),
             state_reason=("kai:Queue.Orphan=True: parentQueue not found" if q.orphan else "") + unlimited,
         )
     return paths
