@@ -560,7 +560,10 @@ def job_reasons(
     for u in pg.unschedulable:
         code = _REASON_CODES.get(u.reason)
         if code is None:
-            code = ReasonCode.RESOURCES if _RESOURCE_WORDS.search(u.message) else ReasonCode.UNSCHEDULABLE
+            # PodSchedulingErrors ("Resources were not found for pod ..."), the topology plugin's
+            # "Not enough resources for the workload": capacity; any other is KAI's own word
+            worded = _RESOURCE_WORDS.search(u.message) or _RESOURCE_WORDS.search(u.reason)
+            code = ReasonCode.RESOURCES if worded else ReasonCode.UNSCHEDULABLE
         out.append(Reason(code, f"kai:PodGroup.schedulingConditions.{u.reason}", _evidence(u)))
     if queue is not None and queue.kind == "parent":
         out.append(
