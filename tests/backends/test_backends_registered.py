@@ -226,7 +226,8 @@ def _kai_reasons() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
     # pkg/scheduler/actions/common/allocate.go: PodSchedulingErrors
     no_fit = group(
         "PodSchedulingErrors",
-        "Resources were not found for pod team-a/train-1-0 due to: node(s) didn't have enough resources: GPUs",
+        "Resources were not found for pod team-a/train-1-0 due to: "
+        "node(s) didn't have enough resources: GPUs",
     )
     yield "kai", ReasonCode.RESOURCES, kai.job_reasons(JobEvidence(pod_group=no_fit), JobState.PENDING, 1)
     # pkg/scheduler/api/common_info/job_errors.go DefaultPodgroupError (the status updater's default)
