@@ -47,9 +47,12 @@ async def test_every_action_key_on_a_demo_slurm_row_sends_nothing() -> None:
     session = slinky_demo_session()
     sent: list[str] = []
     opener = session.poller.client._open
-    session.poller.client._open = lambda request, timeout=0.0: (
-        sent.append(request.get_method()) or opener(request, timeout)
-    )
+
+    def recording(request: Any, timeout: float = 0.0) -> Any:
+        sent.append(request.get_method())
+        return opener(request, timeout=timeout)
+
+    session.poller.client._open = recording
     app = make_app(session, tick_interval=0, show_charts=False, read_only=True)
     async with app.run_test(size=(160, 48)) as pilot:
         app.step_now(0)

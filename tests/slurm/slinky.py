@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from tests.kube.fakeserver import JOBS, NODES, PODS, FakeApiServer, Res
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ from hpctop.actions.audit import AuditLog
 from hpctop.backends.slurm.act import SlurmActions
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.runtime.slurm_console import SlurmConsoleSession
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.slurm.poll import SlurmPoller
 from hpctop.sources.slurm.rest import SlurmRest
 from hpctop.tui.app import make_app
@@ -42,22 +40,12 @@ from hpctop.tui.keymap import KEYMAP
 from hpctop.tui.rows import make_row
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
-from tests.kube.conftest import write_kubeconfig
+from tests.kube.conftest import FAST, write_kubeconfig
 from tests.kube.fakeserver import ALL, FakeApiServer
+from tests.polling import until
 from tests.slurm.proxy import RecordingProxy
 from tests.slurm.realslurm import RealSlurm, hpctop_cli
 from tests.slurm.slinky import NODESETS, serve_slinky
-
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
-
-
-async def until(predicate: object, timeout: float = 20.0, what: str = "") -> None:
-    assert callable(predicate)
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
@@ -103,6 +91,7 @@ async def test_slurm_and_kubernetes_jobs_in_one_view(
     serve_slinky(api, bridge_job=bridged)
     await until(
         lambda: _squeue(slurm).get(chem, ("",))[0] == "R" and _squeue(slurm)[waiting][1] != "None",
+        timeout=30.0,
         what="the Slurm jobs to run and the waiting one to get its reason",
     )
     squeue = _squeue(slurm)
