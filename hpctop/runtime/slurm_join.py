@@ -37,7 +37,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hpctop.backends.slurm.act import SLURM_JOB_KIND
+from hpctop.backends.slurm.act import SLURM_JOB_KIND, is_held
 from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
 from hpctop.model.objects import Job, JobKey, JobKind, OwnerRef, Pod, PodKey, Reason
 from hpctop.model.policy import QueueState
@@ -74,8 +74,9 @@ SLURM_REASON_SOURCE = "slurm"
 #: the namespace part of a Slurm job's row id (``Slurm/123``): no Kubernetes namespace can be
 #: spelled so (they are lower case), so a Slurm row never reads like a pod's; the key's stays ""
 SLURM_ROW_NAMESPACE = "Slurm"
-#: the stand-in pods that hold a Slurm job's GPUs on a slurmd pod's node
-STAND_IN_NAMESPACE = "slurm"
+#: the stand-in pods that hold a Slurm job's GPUs on a slurmd pod's node (a namespace no
+#: Kubernetes pod can have, so a stand-in never replaces a real pod)
+STAND_IN_NAMESPACE = SLURM_ROW_NAMESPACE
 
 _STATES = {
     "PENDING": JobState.PENDING,
@@ -124,12 +125,8 @@ def slurm_job_key(job_id: str) -> JobKey:
     return ("", SLURM_JOB_KIND, job_id)
 
 
-def _held(job: SlurmJob) -> bool:
-    return job.state == "PENDING" and (job.priority == 0 or job.reason.startswith("JobHeld"))
-
-
 def job_state(job: SlurmJob) -> JobState:
-    if _held(job):
+    if is_held(job):
         return JobState.HELD
     return _STATES.get(job.state, JobState.UNKNOWN)
 

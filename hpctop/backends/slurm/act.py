@@ -51,6 +51,7 @@ __all__ = [
     "SlurmActionFailed",
     "SlurmActionForbidden",
     "SlurmActions",
+    "is_held",
     "slurm_job_request",
 ]
 
@@ -107,7 +108,8 @@ class _Plan:
     changes: tuple[str, ...]
 
 
-def _held(job: SlurmJob) -> bool:
+def is_held(job: SlurmJob) -> bool:
+    """Held as scontrol hold leaves a job: pending with priority 0 or a JobHeld* reason."""
     return job.state == "PENDING" and (job.priority == 0 or job.reason.startswith("JobHeld"))
 
 
@@ -220,11 +222,11 @@ class SlurmActions:
         if kind is ActionKind.HOLD:
             if state != "PENDING":
                 raise ActionRefused(f"only a pending job can be held; Slurm job {job.job_id} is {state}")
-            if _held(job):
+            if is_held(job):
                 raise ActionRefused(f"Slurm job {job.job_id} is held already ({job.reason})")
             return _Plan("POST", client.update_fields(hold=True), (f"priority: {job.priority} -> 0 (held)",))
         if kind is ActionKind.RELEASE:
-            if not _held(job):
+            if not is_held(job):
                 raise ActionRefused(f"Slurm job {job.job_id} is not held")
             return _Plan("POST", client.update_fields(hold=False), (f"reason: {job.reason} -> released",))
         if kind is ActionKind.PRIORITY:
