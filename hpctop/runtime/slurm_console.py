@@ -28,7 +28,7 @@ from hpctop.backends.slurm.act import SLURM_JOB_KIND, SlurmActions
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.runtime.protocols import SessionLike
-from hpctop.runtime.slurm_join import join, slurm_partition_rows
+from hpctop.runtime.slurm_join import RowMemo, join, slurm_partition_rows
 from hpctop.scheduling.types import QueueStatus, ScheduleResult
 from hpctop.sources.slurm.poll import SlurmPoller, SlurmView
 
@@ -71,6 +71,7 @@ class SlurmConsoleSession:
         self._version = 0
         self._seen: tuple[Snapshot, SlurmView] | None = None
         self._joined: Snapshot | None = None
+        self._rows: RowMemo = {}  # the Slurm rows of the last join, handed back when unchanged
         self.poller.poll()
 
     # -- SessionLike -------------------------------------------------------------------------
@@ -106,7 +107,7 @@ class SlurmConsoleSession:
         seen = self._seen
         if self._joined is None or seen is None or seen[0] is not inner or seen[1] is not view:
             self._version += 1
-            self._joined = join(inner, view, version=self._version)
+            self._joined = join(inner, view, version=self._version, memo=self._rows)
             self._seen = (inner, view)
         return self._joined
 

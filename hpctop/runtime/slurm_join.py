@@ -215,8 +215,17 @@ class _Joined:
     next_index: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
-def join(snapshot: Snapshot, view: SlurmView, *, version: int) -> Snapshot:
-    """``snapshot`` with ``view``'s Slurm jobs as rows, slurmd GPUs attributed, bridge pods joined."""
+#: the Slurm rows of the last join by squeue's id, with the Slurm job and placement they were made of
+RowMemo = dict[str, tuple[SlurmJob, tuple[PodKey, ...], tuple[str, ...], Job]]
+
+
+def join(snapshot: Snapshot, view: SlurmView, *, version: int, memo: RowMemo | None = None) -> Snapshot:
+    """``snapshot`` with ``view``'s Slurm jobs as rows, slurmd GPUs attributed, bridge pods joined.
+
+    ``memo`` (kept by the caller between joins, refilled each time) hands back the very ``Job``
+    of a Slurm job whose fields and placement did not change: the console's row cache keys on a
+    job's identity, so an unchanged Slurm job costs no new row on a tick that changed something else.
+    """
     if not view.jobs and not view.note:
         return dataclasses.replace(snapshot, version=version)
     by_node = slurmd_pods(snapshot.pods)
@@ -228,9 +237,14 @@ def join(snapshot: Snapshot, view: SlurmView, *, version: int) -> Snapshot:
     joined = _Joined(dict(snapshot.jobs), dict(snapshot.pods), dict(snapshot.pods_by_node))
     for key in bridged_rows(snapshot.jobs, snapshot.pods, view.jobs):
         del joined.jobs[key]
+    last = memo.copy() if memo is not None else {}
+    if memo is not None:
+        memo.clear()
     for job in view.jobs:
-        row = _slurm_row(job, joined, by_node, bridged.get(str(job.job_id), []), snapshot.taken_at)
+        row = _slurm_row(job, joined, by_node, bridged.get(str(job.job_id), []), snapshot.taken_at, last)
         joined.jobs[row.key] = row
+        if memo is not None:
+            memo[row.name] = (job, row.pods, row.nodes, row)
     notes = (*snapshot.notes, view.note) if view.note else snapshot.notes
     return dataclasses.replace(
         snapshot,
@@ -257,8 +271,16 @@ def bridged_rows(
 
 
 def _slurm_row(
-    job: SlurmJob, joined: _Joined, by_node: Mapping[str, Pod], bridge: list[Pod], now: float
+    job: SlurmJob,
+    joined: _Joined,
+    by_node: Mapping[str, Pod],
+    bridge: list[Pod],
+    now: float,
+    last: RowMemo,
 ) -> Job:
+    before = last.get(slurm_id(job))
+    if before is not None and before[0] is job and not bridge and not job.nodes and not before[1]:
+        return before[3]  # the same poll's job, placed nowhere: nothing it shows can have changed
     state = job_state(job)
     job_id = slurm_id(job)
     nodes = expand_hostlist(job.nodes) if state.is_active else []
@@ -274,6 +296,14 @@ def _slurm_row(
                 continue
             pods.append(_stand_in(joined, job_id, slurm_node, slurmd, held, job))
             k8s_nodes.append(slurmd.node_name)
+    placed = (tuple(pods), tuple(k8s_nodes) or tuple(nodes))
+    if (
+        before is not None
+        and (before[0] is job or before[0] == job)  # the same poll's job, or an unchanged one
+        and before[1:3] == placed
+        and (job.submit_time or before[3].submit_time == now)
+    ):
+        return before[3]
     reason = _reason(job) if state.is_pending else None
     started = float(job.start_time) if job.start_time > 0 and (state.is_active or state.is_finished) else None
     return Job(
@@ -298,8 +328,8 @@ def _slurm_row(
         min_members=count,
         running_members=count if state.is_active else 0,
         pending_pods=(),
-        pods=tuple(pods),
-        nodes=tuple(k8s_nodes) or tuple(nodes),
+        pods=placed[0],
+        nodes=placed[1],
         gpu_models=(),
         node_selector=(),
         tolerations=(),

@@ -11,7 +11,7 @@ import dataclasses
 from hpctop.backends.slurm.wire import SlurmJob
 from hpctop.model.store import Snapshot
 from hpctop.runtime.slinky_demo import slinky_demo_session
-from hpctop.runtime.slurm_join import gres_detail_gpus, join, per_node_gpus, slurm_partition_rows
+from hpctop.runtime.slurm_join import RowMemo, gres_detail_gpus, join, per_node_gpus, slurm_partition_rows
 from hpctop.sources.slurm.poll import SlurmView
 
 
@@ -81,3 +81,19 @@ def test_partitions_rows_follow_slurms_state() -> None:
     assert rows["slurm.debug"].state.value == "closed" and rows["slurm.gpu"].state.value == "open"
     assert (rows["slurm"].running_jobs, rows["slurm"].pending_jobs) == (3, 3)
     assert slurm_partition_rows(SlurmView()) == {}
+
+
+def test_an_unchanged_slurm_job_keeps_its_row_object_across_joins() -> None:
+    """The console's row cache keys on a job's identity: an unchanged Slurm job must be the same
+    ``Job`` next time, a changed one a new one (its row is rebuilt)."""
+    snapshot, view = _demo()
+    memo: RowMemo = {}
+    first = join(snapshot, view, version=1, memo=memo)
+    again = join(snapshot, view, version=2, memo=memo)
+    for key in (("", "SlurmJob", "1"), ("", "SlurmJob", "4")):
+        assert again.jobs[key] is first.jobs[key]
+    bumped = tuple(dataclasses.replace(j, priority=99) if j.job_id == 4 else j for j in view.jobs)
+    third = join(snapshot, dataclasses.replace(view, jobs=bumped), version=3, memo=memo)
+    assert third.jobs[("", "SlurmJob", "4")] is not first.jobs[("", "SlurmJob", "4")]
+    assert third.jobs[("", "SlurmJob", "4")].priority_value == 99
+    assert third.jobs[("", "SlurmJob", "1")] is first.jobs[("", "SlurmJob", "1")]
