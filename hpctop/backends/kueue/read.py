@@ -38,6 +38,7 @@ from hpctop.backends.contract import (
     Selection,
     ServedApis,
 )
+from hpctop.backends.kueue.tas import KUEUE_TOPOLOGY, WireTopology, topology_from_wire
 from hpctop.backends.kueue.wire import (
     CLUSTER_QUEUE,
     COHORT,
@@ -76,8 +77,9 @@ from hpctop.model.states import JobState, ReasonCode
 KUEUE_GROUP = "kueue.x-k8s.io"
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # preferred first (SCHEDULERS.md §5.1)
-#: Cohort was v1alpha1 before it joined the group's versions
+#: Cohort was v1alpha1 before it joined the group's versions (Topology too, before v0.14)
 COHORT_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
+_LATER_VERSIONED = (COHORT, KUEUE_TOPOLOGY)
 
 
 def kueue_resources(version: str = "v1beta2", cohort_version: str | None = None) -> tuple[ResourceSpec, ...]:
@@ -89,12 +91,13 @@ def kueue_resources(version: str = "v1beta2", cohort_version: str | None = None)
         ResourceSpec(LOCAL_QUEUE, g, version, "localqueues", namespaced=True),
         ResourceSpec(COHORT, g, cohort_version or version, "cohorts", namespaced=False),
         ResourceSpec(RESOURCE_FLAVOR, g, version, "resourceflavors", namespaced=False),
+        ResourceSpec(KUEUE_TOPOLOGY, g, version, "topologies", namespaced=False),
     )
 
 
 #: every kind with the versions understood, preferred first
 WATCHES: tuple[tuple[ResourceSpec, ...], ...] = tuple(
-    tuple(replace(spec, version=v) for v in (COHORT_VERSIONS if spec.kind == COHORT else KUEUE_VERSIONS))
+    tuple(replace(spec, version=v) for v in (COHORT_VERSIONS if spec.kind in _LATER_VERSIONED else KUEUE_VERSIONS))
     for spec in kueue_resources()
 )
 
@@ -127,6 +130,11 @@ def select(apis: ServedApis) -> Selection:
     if version is not None:
         versions[KUEUE_GROUP] = version
         for spec in kueue_resources(version):
+            if spec.kind == KUEUE_TOPOLOGY:
+                picked = next((alt for v in COHORT_VERSIONS if apis.available(alt := replace(spec, version=v))), None)
+                if picked is not None and apis.listed(picked) is not None:
+                    chosen.append(picked)  # an optional kind: watched only where discovery lists it
+                continue
             picked = _cohort(spec, served, apis) if spec.kind == COHORT else spec
             if picked is not None and apis.available(picked):
                 chosen.append(picked)
@@ -193,6 +201,10 @@ _KUEUE_QUOTA_REASONS = {
     "TopologyPlacementFailed": ReasonCode.TOPOLOGY,
     "WaitingForPreemptedWorkloads": ReasonCode.PREEMPTING,
     "Suspended": ReasonCode.HELD,
+    # not yet looked at by the scheduler: behind others in the queue
+    "PendingEvaluation": ReasonCode.PRIORITY,
+    # waiting for admitted workloads to become ready (waitForPodsReady blockAdmission)
+    "WaitingForPodsReady": ReasonCode.WAITING_FOR_SCHEDULING,
 }
 _KUEUE_EVICTED_REASONS = {
     "PodsReadyTimeout": ReasonCode.GANG_TIMEOUT,
@@ -217,6 +229,13 @@ def _kueue_pending_code(reason: str, message: str) -> ReasonCode:
     return ReasonCode.QUOTA_EXCEEDED
 
 
+def _detailed(reason: str, message: str) -> str:
+    """The message as evidence, led by Kueue's detailed reason (v0.19: WaitingForQuota, ...)."""
+    if reason in _KUEUE_QUOTA_REASONS and message:
+        return f"{reason}: {message}"
+    return message or reason
+
+
 def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[Reason]:
     out: list[Reason] = []
     if not wl.active:
@@ -232,7 +251,7 @@ def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[
         )
     elif reserved is not None and reserved.status == "False":
         code = _kueue_pending_code(reserved.reason, reserved.message)
-        out.append(Reason(code, "kueue:Workload.QuotaReserved", reserved.message or reserved.reason))
+        out.append(Reason(code, "kueue:Workload.QuotaReserved", _detailed(reserved.reason, reserved.message)))
     evicted = wl.condition("Evicted")
     if evicted is not None and evicted.status == "True" and evicted.reason in _KUEUE_EVICTED_REASONS:
         code = _KUEUE_EVICTED_REASONS[evicted.reason]
@@ -477,8 +496,9 @@ BACKEND = Backend(
         LOCAL_QUEUE: (WireLocalQueue, lambda w, _: local_queue_from_wire(w)),
         COHORT: (WireCohort, lambda w, _: cohort_from_wire(w)),
         RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
+        KUEUE_TOPOLOGY: (WireTopology, topology_from_wire),
     },
-    object_kinds=frozenset({KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR}),
+    object_kinds=frozenset({KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR, KUEUE_TOPOLOGY}),
     select=select,
     job_state=job_state,
     job_reasons=job_reasons,

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import msgspec
 
-from hpctop.model.backends.wire import Quantity, amount
+from hpctop.backends.kueue.tas import WirePodSetAssignment, WireTopologyRequest, placements, topology_request
+from hpctop.model.backends.wire import Quantity, amount, resource_map
 from hpctop.model.objects import (
     ClusterQueue,
     Cohort,
@@ -36,6 +37,7 @@ from hpctop.model.projection import (
     template_requests,
 )
 from hpctop.model.quantity import to_milli
+from hpctop.model.resources import Resources
 from hpctop.model.structs import ConditionS, MetaS, TemplateS, WireStruct
 
 #: decoder keys (the model's kinds, also ``ResourceSpec.kind``): ``Kind.group``, as Kueue's
@@ -61,6 +63,7 @@ class WirePodSet(WireStruct, frozen=True):
     count: int = 1
     minCount: int | None = None
     template: TemplateS | None = None
+    topologyRequest: WireTopologyRequest | None = None
 
 
 class WirePriorityClassRef(WireStruct, frozen=True):
@@ -82,7 +85,10 @@ class WireKueueWorkloadSpec(WireStruct, frozen=True):
 
 
 class WireAdmission(WireStruct, frozen=True):
+    needed = frozenset({"podSetAssignments"})
+
     clusterQueue: str = ""
+    podSetAssignments: list[WirePodSetAssignment] | None = None
 
 
 class WireRequeueState(WireStruct, frozen=True):
@@ -96,6 +102,8 @@ class WireKueueWorkloadStatus(WireStruct, frozen=True):
     conditions: list[ConditionS] | None = None
     admission: WireAdmission | None = None
     requeueState: WireRequeueState | None = None
+    clusterName: str | None = None  # MultiKueue: the worker cluster it runs on
+    nominatedClusterNames: list[str] | None = None
 
 
 class WireKueueWorkload(WireStruct, frozen=True):
@@ -121,6 +129,7 @@ def kueue_workload_from_wire(w: WireKueueWorkload, api_version: str = "") -> Kue
     labels = meta.labels or {}
     requeue = status.requeueState
     pcls = spec.priorityClassRef.name if spec.priorityClassRef else spec.priorityClassName
+    requests = (topology_request(ps.name, ps.topologyRequest) for ps in spec.podSets)
     return KueueWorkload(
         namespace=meta.namespace,
         name=meta.name,
@@ -140,6 +149,10 @@ def kueue_workload_from_wire(w: WireKueueWorkload, api_version: str = "") -> Kue
         requeue_at=parse_time(requeue.requeueAt) if requeue else None,
         created=parse_time(meta.creationTimestamp) or 0.0,
         max_execution_s=spec.maximumExecutionTimeSeconds,
+        topology_requests=tuple(r for r in requests if r is not None),
+        placements=placements(status.admission.podSetAssignments) if status.admission else (),
+        cluster_name=status.clusterName or None,
+        nominated_clusters=tuple(status.nominatedClusterNames or ()),
     )
 
 
@@ -268,7 +281,22 @@ class WireLocalQueueSpec(WireStruct, frozen=True):
     stopPolicy: str | None = None
 
 
+class WireAdmissionFairSharingStatus(WireStruct, frozen=True):
+    needed = frozenset({"consumedResources"})
+
+    consumedResources: dict[str, Quantity] | None = None
+
+
+class WireLocalQueueFairSharing(WireStruct, frozen=True):
+    needed = frozenset({"admissionFairSharingStatus"})
+
+    admissionFairSharingStatus: WireAdmissionFairSharingStatus | None = None
+
+
 class WireLocalQueueStatus(WireStruct, frozen=True):
+    needed = frozenset({"fairSharing"})
+
+    fairSharing: WireLocalQueueFairSharing | None = None
     pendingWorkloads: int | None = None
     reservingWorkloads: int | None = None
     admittedWorkloads: int | None = None
@@ -295,7 +323,13 @@ def local_queue_from_wire(w: WireLocalQueue) -> LocalQueue:
         pending_workloads=w.status.pendingWorkloads or 0,
         reserving_workloads=w.status.reservingWorkloads or 0,
         admitted_workloads=w.status.admittedWorkloads or 0,
+        consumed=_consumed(w.status.fairSharing),
     )
+
+
+def _consumed(fair: WireLocalQueueFairSharing | None) -> Resources | None:
+    afs = fair.admissionFairSharingStatus if fair is not None else None
+    return resource_map(afs.consumedResources) if afs is not None else None
 
 
 class WireCohortSpec(WireStruct, frozen=True):
