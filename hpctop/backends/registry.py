@@ -34,6 +34,7 @@ from hpctop.backends.kueue.read import BACKEND as KUEUE
 from hpctop.backends.lws.read import BACKEND as LWS
 from hpctop.backends.slinky.read import BACKEND as SLINKY
 from hpctop.backends.volcano.read import BACKEND as VOLCANO
+from hpctop.backends.workload_api.read import BACKEND as WORKLOAD_API
 from hpctop.backends.yunikorn.read import BACKEND as YUNIKORN
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
 from hpctop.model.backends.queues import QueueIndex
@@ -52,6 +53,7 @@ BACKENDS: tuple[Backend, ...] = (
     KUBEFLOW,
     YUNIKORN,
     SLINKY,
+    WORKLOAD_API,
 )
 
 

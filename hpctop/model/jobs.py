@@ -44,6 +44,8 @@ JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 VOLCANO_GROUP_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 VOLCANO_PODGROUP_KIND = "PodGroup.scheduling.volcano.sh"
+#: the job key kind of a bare-pod gang of the native API (pods naming it in spec.schedulingGroup)
+NATIVE_PODGROUP_KIND = "PodGroup.scheduling.k8s.io"
 #: vcjob status.state.phase → state (SCHEDULERS.md §6.3)
 VOLCANO_PHASES = {
     "Aborted": JobState.HELD,
@@ -103,6 +105,8 @@ def job_key_for_pod(pod: Pod) -> JobKey:
         app = pod.labels.get(key) or (pod.annotations.get(key) if key.startswith("yunikorn") else None)
         if app:
             return (pod.namespace, "Application", app)
+    if pod.scheduling_group:
+        return (pod.namespace, NATIVE_PODGROUP_KIND, pod.scheduling_group)
     group = pod.labels.get("scheduling.x-k8s.io/pod-group")
     if group:
         return (pod.namespace, "PodGroup", group)

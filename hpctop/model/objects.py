@@ -149,6 +149,8 @@ class Pod:
     status_reason: str | None
     terminated_reason: str | None
     restart_count: int = 0
+    #: the native gang API's ``spec.schedulingGroup.podGroupName`` (KEP-4671, Kubernetes 1.36+)
+    scheduling_group: str | None = None
 
     @property
     def key(self) -> PodKey:

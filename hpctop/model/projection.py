@@ -383,6 +383,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         status.reason,
         terminated_reason,
         restarts,
+        spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
     )
 
 

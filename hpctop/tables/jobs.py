@@ -23,6 +23,7 @@ from typing import Any
 
 from hpctop.model.objects import Job, Node
 from hpctop.model.states import JobState
+from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan, ScheduleResult
@@ -146,6 +147,7 @@ def select_jobs(
     wanted_ns = set(namespaces)
     wanted_users = set(users)
     picked: list[tuple[tuple[Any, ...], Job, JobPlan | None, Row]] = []
+    hypernodes = hypernodes_of(snapshot.objects)
     for key, job in snapshot.jobs.items():
         if states is not None:
             if job.state not in states:
@@ -160,6 +162,14 @@ def select_jobs(
             continue
         plan = result.plans.get(key)
         row = job_row(job, plan, result.now, default_queue, snapshot.nodes)
+        # keys present only where a scheduler or a node label says something (a plain cluster's
+        # rows keep their keys)
+        topology = job_topology(job, snapshot.objects, snapshot.nodes, hypernodes)
+        if topology is not None:
+            row["topology"] = topology
+        remote = multikueue_cluster(job, snapshot.objects) if job.backend_objects else None
+        if remote is not None:
+            row["multikueue"] = remote
         if wanted_queues and not queue_matches(row["queue"], wanted_queues):
             continue
         if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):

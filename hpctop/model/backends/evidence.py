@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from hpctop.model.backends.queues import CLOSED_STATES
 from hpctop.model.objects import (
+    NATIVE_SCHEDULING_GROUP,
     VOLCANO_GROUP,
     KueueWorkload,
     PodGroup,
@@ -166,6 +167,8 @@ def pod_reason(message: str) -> tuple[ReasonCode, tuple[ReasonFragment, ...]]:
 def pod_group_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
     """A gang's PodGroup phase weighed against the pods (None: no PodGroup, or nothing to add)."""
     pg = ev.pod_group
+    if pg is not None and pg.group == NATIVE_SCHEDULING_GROUP:
+        return None  # the native gang API's own hooks (hpctop.backends.workload_api) say
     if pg is not None and not state.is_finished and not bound and state != JobState.HELD:
         if pg.group == VOLCANO_GROUP and pg.phase in ("Pending", "Inqueue"):
             return JobState.PENDING
@@ -254,6 +257,6 @@ def _used_up(info: QueueInfo) -> bool:
 
 def pod_group_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason] | None:
     """The PodGroup's reasons for a waiting gang (None: no PodGroup, or the gang is starting)."""
-    if ev.pod_group is None or state == JobState.STARTING:
+    if ev.pod_group is None or ev.pod_group.group == NATIVE_SCHEDULING_GROUP or state == JobState.STARTING:
         return None
     return _pod_group_reasons(ev.pod_group, ev, live_members)
