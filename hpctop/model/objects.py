@@ -617,8 +617,8 @@ class PodGroup:
     succeeded: int = 0
     failed: int = 0
     scheduled: int = 0
-    #: Volcano ``spec.networkTopology``: (mode hard|soft, highestTierAllowed or None)
-    network_topology: tuple[str, int | None] | None = None
+    #: Volcano ``spec.networkTopology``: (mode hard|soft, highestTierAllowed or highestTierName)
+    network_topology: tuple[str, str | None] | None = None
     #: the native API's ``spec.workloadRef`` (workloadName/templateName) and topology keys
     workload_ref: str | None = None
     topology_keys: tuple[str, ...] = ()

@@ -154,8 +154,18 @@ def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
 # -- PodGroup (Volcano and coscheduling share the shape that matters) ---------------------------
 
 
+class WireNetworkTopology(WireStruct, frozen=True):
+    """Volcano ``networkTopology`` (volcano-sh/apis ``scheduling/v1beta1/types.go``)."""
+
+    mode: str = "hard"
+    highestTierAllowed: int | None = None
+    highestTierName: str | None = None
+
+
 class WirePodGroupSpec(WireStruct, frozen=True):
     needed = frozenset({"minMember", "minResources", "queue"})
+
+    networkTopology: WireNetworkTopology | None = None
 
     minMember: int = 1
     minResources: dict[str, Quantity] | None = None
@@ -210,9 +220,17 @@ def _pod_group(group: str) -> Callable[[WirePodGroup, str], PodGroup]:
             succeeded=status.succeeded or 0,
             failed=status.failed or 0,
             scheduled=status.scheduled or 0,
+            network_topology=_network_topology(spec.networkTopology),
         )
 
     return project
+
+
+def _network_topology(nt: WireNetworkTopology | None) -> tuple[str, str | None] | None:
+    if nt is None:
+        return None
+    highest = str(nt.highestTierAllowed) if nt.highestTierAllowed is not None else nt.highestTierName
+    return (nt.mode or "hard", highest or None)
 
 
 # -- owner kinds -----------------------------------------------------------------------------
