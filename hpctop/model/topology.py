@@ -28,6 +28,7 @@ from hpctop.model.objects import (
     Node,
     ObjectKey,
     PodGroup,
+    TopologyLevels,
 )
 from hpctop.model.states import ReasonCode
 
@@ -39,7 +40,36 @@ def _spans(levels: tuple[str, ...], domains: list[dict[str, Any]]) -> dict[str, 
     return {level: sorted({d["values"][level] for d in domains}) for level in levels}
 
 
-def _kueue(wl: KueueWorkload) -> dict[str, Any] | None:
+#: the lowest level Kueue names alone when a Topology has it (``topologyAssignment`` docs)
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _topology_for(levels: tuple[str, ...], topologies: list[TopologyLevels]) -> TopologyLevels | None:
+    """The Topology whose levels end with the assignment's (Kueue names only the lowest ones)."""
+    for topo in sorted(topologies, key=lambda t: t.name):
+        if levels and topo.levels[-len(levels) :] == levels:
+            return topo
+    return None
+
+
+def _full_spans(
+    levels: tuple[str, ...], topo: TopologyLevels, domains: list[dict[str, Any]], nodes: Mapping[str, Node]
+) -> dict[str, list[str]] | None:
+    """Every level of ``topo`` a hostname-only placement spans, from its nodes' labels."""
+    if levels != (HOSTNAME,):
+        return None
+    hosts = [d["values"][HOSTNAME] for d in domains]
+    if not all(h in nodes for h in hosts):
+        return None  # a node hpctop does not see: say only what Kueue said
+    return {
+        level: sorted({nodes[h].labels[level] for h in hosts if level in nodes[h].labels})
+        for level in topo.levels
+    }
+
+
+def _kueue(
+    wl: KueueWorkload, topologies: list[TopologyLevels], nodes: Mapping[str, Node]
+) -> dict[str, Any] | None:
     if not wl.placements and not wl.topology_requests:
         return None
     out: dict[str, Any] = {"source": "kueue:Workload"}
@@ -50,7 +80,13 @@ def _kueue(wl: KueueWorkload) -> dict[str, Any] | None:
     placed: list[dict[str, Any]] = []
     for p in wl.placements:
         domains = [{"values": dict(zip(p.levels, d.values, strict=True)), "pods": d.pods} for d in p.domains]
-        placed.append({"pod_set": p.pod_set, "levels": list(p.levels), "domains": domains, "spans": _spans(p.levels, domains)})
+        entry: dict[str, Any] = {"pod_set": p.pod_set, "levels": list(p.levels), "domains": domains}
+        topo = _topology_for(p.levels, topologies)
+        full = _full_spans(p.levels, topo, domains, nodes) if topo is not None else None
+        if topo is not None:
+            entry["topology"] = topo.name
+        entry["spans"] = full if full is not None else _spans(p.levels, domains)
+        placed.append(entry)
     if placed:
         out["placements"] = placed
     return out
@@ -144,7 +180,8 @@ def job_topology(
         elif isinstance(obj, PodGroup):
             pod_group = obj
     if kueue is not None:
-        found = _kueue(kueue)
+        topologies = [o for o in objects.values() if isinstance(o, TopologyLevels)] if kueue.placements else []
+        found = _kueue(kueue, topologies, nodes)
         if found is not None:
             out["kueue"] = found
     volcano_pg = pod_group if pod_group is not None and pod_group.group == VOLCANO_GROUP else None

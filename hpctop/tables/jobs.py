@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from hpctop.model.backends.gang_message import gang_status
 from hpctop.model.objects import Job, Node
 from hpctop.model.states import JobState
 from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
@@ -170,6 +171,9 @@ def select_jobs(
         remote = multikueue_cluster(job, snapshot.objects) if job.backend_objects else None
         if remote is not None:
             row["multikueue"] = remote
+        counts = gang_status(job.reasons) if job.reasons else None
+        if counts is not None:
+            row["gang_status"] = counts
         if wanted_queues and not queue_matches(row["queue"], wanted_queues):
             continue
         if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):

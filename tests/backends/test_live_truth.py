@@ -70,9 +70,10 @@ class Case:
     expect: list[dict[str, Any]]
 
 
-def _load() -> list[Case]:
+def _load(paths: list[Path] | None = None) -> list[Case]:
+    """The cases of ``paths`` (default: the whole corpus); other corpora reuse the same reader."""
     out: list[Case] = []
-    for path in sorted(FIXTURES.glob("*.yaml")):
+    for path in paths if paths is not None else sorted(FIXTURES.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
         for raw in doc["cases"]:
             objects = []
@@ -124,15 +125,16 @@ class Reading:
     rows: list[dict[str, Any]]
 
 
-def _serve_and_read(tmp: Path) -> Reading:
-    """One FakeApiServer holding the whole corpus, read once by the live path."""
+def _serve_and_read(tmp: Path, cases: list[Case] | None = None) -> Reading:
+    """One FakeApiServer holding the whole corpus (or ``cases``), read once by the live path."""
+    cases = CASES if cases is None else cases
     ready = threading.Event()
     done = threading.Event()
     box: dict[str, Any] = {}
 
     async def serve() -> None:
         async with FakeApiServer() as fake, kmock.Server(fake):
-            for res in {r for case in CASES for r, _ in case.objects} | {
+            for res in {r for case in cases for r, _ in case.objects} | {
                 RESOURCES["pods/v1"],
                 RESOURCES["nodes/v1"],
             }:
@@ -142,7 +144,7 @@ def _serve_and_read(tmp: Path) -> Reading:
                 fake.resources[key] = kmock.ResourceInfo(
                     kind=res.kind, namespaced=res.namespaced, verbs={"get", "list", "watch"}
                 )
-            for case in CASES:
+            for case in cases:
                 for res, obj in case.objects:
                     fake.upsert(res, _served(res, obj))
             box["url"] = str(fake.url).rstrip("/")

@@ -16,7 +16,10 @@ message then stays the evidence as it is). Neutral: Volcano's read side and the 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from hpctop.model.objects import Reason
 
 _HEAD = re.compile(r"^\s*(\d+)/(\d+) tasks in gang unschedulable:\s*(.*)$", re.DOTALL)
 _ENTRY = re.compile(r"^(\d+)\s+(\S.*?)\.?$")
@@ -71,3 +74,13 @@ def parse_gang_message(message: str) -> GangCounts | None:
     if label.strip() == "Pending":
         reasons = tuple(_histogram(counts))
     return GangCounts(pending, total, "not ready" not in status, states, minimum, reasons)
+
+
+def gang_status(reasons: Iterable[Reason]) -> dict[str, object] | None:
+    """The counts of the first Volcano gang message among a job's reasons, or None."""
+    for reason in reasons:
+        if reason.source == "vc:PodGroup.Unschedulable":
+            counts = parse_gang_message(reason.message)
+            if counts is not None:
+                return counts.as_dict()
+    return None
