@@ -180,7 +180,9 @@ def job_topology(
         elif isinstance(obj, PodGroup):
             pod_group = obj
     if kueue is not None:
-        topologies = [o for o in objects.values() if isinstance(o, TopologyLevels)] if kueue.placements else []
+        topologies = (
+            [o for o in objects.values() if isinstance(o, TopologyLevels)] if kueue.placements else []
+        )
         found = _kueue(kueue, topologies, nodes)
         if found is not None:
             out["kueue"] = found
@@ -189,8 +191,13 @@ def job_topology(
     if volcano is not None and (job.nodes or "network_topology" in volcano):
         out["volcano"] = volcano
     if pod_group is not None and pod_group.topology_keys:
-        out["podgroup"] = {"source": "k8s:PodGroup.schedulingConstraints", "keys": list(pod_group.topology_keys)}
-    cliques = sorted({nodes[n].labels[CLIQUE_LABEL] for n in job.nodes if n in nodes and CLIQUE_LABEL in nodes[n].labels})
+        out["podgroup"] = {
+            "source": "k8s:PodGroup.schedulingConstraints",
+            "keys": list(pod_group.topology_keys),
+        }
+    cliques = sorted(
+        {nodes[n].labels[CLIQUE_LABEL] for n in job.nodes if n in nodes and CLIQUE_LABEL in nodes[n].labels}
+    )
     if cliques:
         out["nvlink_cliques"] = cliques
     if not out:

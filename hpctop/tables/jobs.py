@@ -24,8 +24,8 @@ from typing import Any
 from hpctop.model.backends.gang_message import gang_status
 from hpctop.model.objects import Job, Node
 from hpctop.model.states import JobState
-from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
 from hpctop.model.store import Snapshot
+from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.types import JobPlan, ScheduleResult
 from hpctop.sources.slurm.rest import SlurmJob, expand_hostlist

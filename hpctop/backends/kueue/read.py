@@ -97,7 +97,10 @@ def kueue_resources(version: str = "v1beta2", cohort_version: str | None = None)
 
 #: every kind with the versions understood, preferred first
 WATCHES: tuple[tuple[ResourceSpec, ...], ...] = tuple(
-    tuple(replace(spec, version=v) for v in (COHORT_VERSIONS if spec.kind in _LATER_VERSIONED else KUEUE_VERSIONS))
+    tuple(
+        replace(spec, version=v)
+        for v in (COHORT_VERSIONS if spec.kind in _LATER_VERSIONED else KUEUE_VERSIONS)
+    )
     for spec in kueue_resources()
 )
 
@@ -131,7 +134,9 @@ def select(apis: ServedApis) -> Selection:
         versions[KUEUE_GROUP] = version
         for spec in kueue_resources(version):
             if spec.kind == KUEUE_TOPOLOGY:
-                picked = next((alt for v in COHORT_VERSIONS if apis.available(alt := replace(spec, version=v))), None)
+                picked = next(
+                    (alt for v in COHORT_VERSIONS if apis.available(alt := replace(spec, version=v))), None
+                )
                 if picked is not None and apis.listed(picked) is not None:
                     chosen.append(picked)  # an optional kind: watched only where discovery lists it
                 continue
@@ -498,7 +503,9 @@ BACKEND = Backend(
         RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
         KUEUE_TOPOLOGY: (WireTopology, topology_from_wire),
     },
-    object_kinds=frozenset({KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR, KUEUE_TOPOLOGY}),
+    object_kinds=frozenset(
+        {KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR, KUEUE_TOPOLOGY}
+    ),
     select=select,
     job_state=job_state,
     job_reasons=job_reasons,

@@ -89,7 +89,9 @@ def _level_values(level: WireLevelValues, n: int, where: str) -> list[str]:
     if level.individual is not None:
         ind = level.individual
         if len(ind.roots) != n:
-            raise DecodeError(f"{len(ind.roots)} roots for domainCount {n}", field=f"{where}.individual.roots")
+            raise DecodeError(
+                f"{len(ind.roots)} roots for domainCount {n}", field=f"{where}.individual.roots"
+            )
         return [f"{ind.prefix or ''}{root}{ind.suffix or ''}" for root in ind.roots]
     raise DecodeError("neither universal nor individual is set", field=where)
 
@@ -99,7 +101,9 @@ def _pod_counts(counts: WirePodCounts, n: int, where: str) -> list[int]:
         return [count(counts.universal, f"{where}.universal", 0)] * n
     if counts.individual is not None:
         if len(counts.individual) != n:
-            raise DecodeError(f"{len(counts.individual)} counts for domainCount {n}", field=f"{where}.individual")
+            raise DecodeError(
+                f"{len(counts.individual)} counts for domainCount {n}", field=f"{where}.individual"
+            )
         return [count(c, f"{where}.individual", 0) for c in counts.individual]
     raise DecodeError("neither universal nor individual is set", field=where)
 
@@ -110,7 +114,9 @@ def decode_assignment(ta: WireTopologyAssignment, pod_set: str, where: str) -> T
     domains: list[TopologyDomain] = []
     for i, dom in enumerate(ta.domains or []):
         if len(dom.values) != len(levels):
-            raise DecodeError(f"{len(dom.values)} values for {len(levels)} levels", field=f"{where}.domains[{i}]")
+            raise DecodeError(
+                f"{len(dom.values)} values for {len(levels)} levels", field=f"{where}.domains[{i}]"
+            )
         domains.append(TopologyDomain(tuple(dom.values), count(dom.count, f"{where}.domains[{i}].count", 0)))
     for i, sl in enumerate(ta.slices or []):
         at = f"{where}.slices[{i}]"
@@ -118,7 +124,9 @@ def decode_assignment(ta: WireTopologyAssignment, pod_set: str, where: str) -> T
         if len(domains) + n > MAX_DOMAINS:
             raise DecodeError(f"more than {MAX_DOMAINS:,} domains", field=f"{at}.domainCount")
         if len(sl.valuesPerLevel) != len(levels):
-            raise DecodeError(f"{len(sl.valuesPerLevel)} values for {len(levels)} levels", field=f"{at}.valuesPerLevel")
+            raise DecodeError(
+                f"{len(sl.valuesPerLevel)} values for {len(levels)} levels", field=f"{at}.valuesPerLevel"
+            )
         columns = [_level_values(v, n, f"{at}.valuesPerLevel[{j}]") for j, v in enumerate(sl.valuesPerLevel)]
         pods = _pod_counts(sl.podCounts, n, f"{at}.podCounts")
         domains.extend(TopologyDomain(tuple(col[k] for col in columns), pods[k]) for k in range(n))

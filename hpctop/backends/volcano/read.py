@@ -22,7 +22,9 @@ VOLCANO_QUEUES = ResourceSpec(VOLCANO_QUEUE, VOLCANO_GROUP, "v1beta1", "queues",
 VOLCANO_PODGROUPS = ResourceSpec(VOLCANO_PODGROUP, VOLCANO_GROUP, "v1beta1", "podgroups", namespaced=True)
 VOLCANO_JOBS = ResourceSpec(VOLCANO_JOB_KIND, VOLCANO_BATCH_GROUP, "v1alpha1", "jobs", namespaced=True)
 #: Volcano's network topology (v1.12+): watched where discovery lists it
-VOLCANO_HYPERNODES = ResourceSpec(HYPERNODE, VOLCANO_TOPOLOGY_GROUP, "v1alpha1", "hypernodes", namespaced=False)
+VOLCANO_HYPERNODES = ResourceSpec(
+    HYPERNODE, VOLCANO_TOPOLOGY_GROUP, "v1alpha1", "hypernodes", namespaced=False
+)
 #: Volcano's bus Commands (what vcctl creates to abort/resume/restart a vcjob, SCHEDULERS.md §6.4)
 VOLCANO_COMMANDS = ResourceSpec(
     "Command.bus.volcano.sh", "bus.volcano.sh", "v1alpha1", "commands", namespaced=True

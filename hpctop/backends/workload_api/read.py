@@ -20,8 +20,6 @@ Read-only: kube-scheduler has no queue to hold or reorder; the pods' own actions
 
 from __future__ import annotations
 
-import msgspec
-
 from hpctop.backends.contract import Backend, ResourceSpec, Selection, ServedApis
 from hpctop.model.backends.evidence import JobEvidence, pod_reason
 from hpctop.model.objects import NATIVE_SCHEDULING_GROUP, Condition, PodGroup, Reason
@@ -131,7 +129,9 @@ def pod_group_from_wire(w: WireNativePodGroup, _api_version: str = "") -> PodGro
         phase=_phase(conds),
         conditions=conds,
         priority_class=spec.priorityClassName or None,
-        workload_ref=f"{ref.workloadName}/{ref.templateName}" if ref is not None and ref.workloadName else None,
+        workload_ref=f"{ref.workloadName}/{ref.templateName}"
+        if ref is not None and ref.workloadName
+        else None,
         topology_keys=tuple(t.key for t in keys or () if t.key),
     )
 
@@ -167,7 +167,9 @@ def job_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Rea
             else:
                 out.append(Reason(ReasonCode.UNSCHEDULABLE, source, cond.message or cond.reason))
         elif cond.type == DISRUPTION and cond.status == "True":
-            out.append(Reason(ReasonCode.PREEMPTING, f"k8s:PodGroup.{DISRUPTION}", cond.message or cond.reason))
+            out.append(
+                Reason(ReasonCode.PREEMPTING, f"k8s:PodGroup.{DISRUPTION}", cond.message or cond.reason)
+            )
     if live_members < pg.min_member:
         out.append(
             Reason(

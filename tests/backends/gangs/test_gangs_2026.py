@@ -67,7 +67,9 @@ def test_nothing_was_skipped_and_the_new_kinds_were_watched(reading: Reading) ->
 def test_tas_admitted_placement_is_drawn_over_the_topology(reading: Reading) -> None:
     topo = _row(reading, "g26-tas-admitted", "Job/tas-sample-required")["topology"]
     kueue = topo["kueue"]
-    assert kueue["requests"] == [{"pod_set": "main", "mode": "required", "level": "cloud.provider.com/topology-rack"}]
+    assert kueue["requests"] == [
+        {"pod_set": "main", "mode": "required", "level": "cloud.provider.com/topology-rack"}
+    ]
     (placed,) = kueue["placements"]
     # the compressed slice (prefix + roots, universal pod count) unfolds into 2 domains of 2 pods
     assert placed["domains"] == [
@@ -119,7 +121,9 @@ def test_native_gang_is_one_row_with_the_schedulers_reason(reading: Reading) -> 
     row = _row(reading, "g26-native-gang", "PodGroup.scheduling.k8s.io/trainer-pg")
     assert row["topology"]["podgroup"]["keys"] == ["nvidia.com/gpu.clique"]
     short = snap.jobs[("g26-native-gang-short", "PodGroup.scheduling.k8s.io", "short-pg")]
-    assert [r.message for r in short.reasons if r.code.value == "GangIncomplete"] == ["2 of minCount 4 pods exist"]
+    assert [r.message for r in short.reasons if r.code.value == "GangIncomplete"] == [
+        "2 of minCount 4 pods exist"
+    ]
 
 
 def test_volcano_hypernode_job_spans_one_leaf(reading: Reading) -> None:
