@@ -55,12 +55,18 @@ def _topology_for(levels: tuple[str, ...], topologies: list[TopologyLevels]) -> 
 def _full_spans(
     levels: tuple[str, ...], topo: TopologyLevels, domains: list[dict[str, Any]], nodes: Mapping[str, Node]
 ) -> dict[str, list[str]] | None:
-    """Every level of ``topo`` a hostname-only placement spans, from its nodes' labels."""
+    """Every level of ``topo`` a hostname-only placement spans, from its nodes' labels.
+
+    Each domain gains ``path``: its value at every level of ``topo`` (``?`` where a node lacks the
+    label), so a view can draw the placement as a tree.
+    """
     if levels != (HOSTNAME,):
         return None
     hosts = [d["values"][HOSTNAME] for d in domains]
     if not all(h in nodes for h in hosts):
         return None  # a node hpctop does not see: say only what Kueue said
+    for d, h in zip(domains, hosts, strict=True):
+        d["path"] = [nodes[h].labels.get(level, "?") for level in topo.levels]
     return {
         level: sorted({nodes[h].labels[level] for h in hosts if level in nodes[h].labels})
         for level in topo.levels

@@ -73,8 +73,16 @@ def test_tas_admitted_placement_is_drawn_over_the_topology(reading: Reading) -> 
     (placed,) = kueue["placements"]
     # the compressed slice (prefix + roots, universal pod count) unfolds into 2 domains of 2 pods
     assert placed["domains"] == [
-        {"values": {"kubernetes.io/hostname": "block-1-rack-1-node-1"}, "pods": 2},
-        {"values": {"kubernetes.io/hostname": "block-1-rack-1-node-2"}, "pods": 2},
+        {
+            "values": {"kubernetes.io/hostname": "block-1-rack-1-node-1"},
+            "pods": 2,
+            "path": ["block-1", "rack-1", "block-1-rack-1-node-1"],  # over the Topology's 3 levels
+        },
+        {
+            "values": {"kubernetes.io/hostname": "block-1-rack-1-node-2"},
+            "pods": 2,
+            "path": ["block-1", "rack-1", "block-1-rack-1-node-2"],
+        },
     ]
     # Kueue names only hostnames; the Topology's higher levels come from those nodes' labels
     assert placed["topology"] == "default"
@@ -142,3 +150,23 @@ def test_volcano_gang_message_is_parsed_into_counts(reading: Reading) -> None:
         "min_available": 4,
         "pending_reasons": {"Schedulable": 1, "Unschedulable": 2},
     }
+
+
+def test_the_job_detail_draws_the_placement_tree(reading: Reading) -> None:
+    from hpctop.tui.screens.detail import detail_text
+
+    snap = reading.view.snapshot
+    job = snap.jobs[("g26-tas-admitted", "Job", "tas-sample-required")]
+    now = reading.view.result.now
+    text = detail_text(job, reading.view.result.plans.get(job.key), snap, now, [], {}).plain
+    section = text.split("\nTopology\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[0] == "  Kueue TAS: pod set main required topology-rack"
+    assert section[1] == "  placed over topology default: 2 domain(s)"
+    # block and rack are printed once; the second host shares them
+    assert section[3].split() == ["block-1", "rack-1", "block-1-rack-1-node-1", "██", "2", "pods"]
+    assert section[4].split() == ["block-1-rack-1-node-2", "██", "2", "pods"]
+    assert section[5] == "    spans 1 topology-block, 1 topology-rack, 2 hostname"
+    assert section[6] == "  NVLink cliques (GFD): 7f4a.1"
+    failed = snap.jobs[("g26-tas-failed", "Job", "tas-too-wide")]
+    text = detail_text(failed, None, snap, reading.view.result.now, [], {}).plain
+    assert "no domain fits (kueue:Workload.QuotaReserved): TopologyPlacementFailed: couldn't assign" in text
