@@ -27,6 +27,7 @@ from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
 from hpctop.scheduling.observed import FORECAST_MARK, merge
+from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.types import JobPlan, ScheduleResult
 from hpctop.sources.slurm.rest import SlurmJob, expand_hostlist
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
@@ -149,6 +150,7 @@ def select_jobs(
     wanted_users = set(users)
     picked: list[tuple[tuple[Any, ...], Job, JobPlan | None, Row]] = []
     hypernodes = hypernodes_of(snapshot.objects)
+    positions = estimated_positions(snapshot.jobs.values(), snapshot.objects)
     for key, job in snapshot.jobs.items():
         if states is not None:
             if job.state not in states:
@@ -174,6 +176,9 @@ def select_jobs(
         counts = gang_status(job.reasons) if job.reasons else None
         if counts is not None:
             row["gang_status"] = counts
+        position = positions.get(key)
+        if position is not None:
+            row["queue_position"] = position.as_dict()  # the backend's documented order: an estimate
         if wanted_queues and not queue_matches(row["queue"], wanted_queues):
             continue
         if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):

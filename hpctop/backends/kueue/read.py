@@ -278,6 +278,9 @@ def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[
         out.append(
             Reason(ReasonCode.ADMISSION_CHECK, "kueue:Workload.Admitted", admitted.message or admitted.reason)
         )
+    if wl.cluster_name and reserved is not None and reserved.status == "True" and state.is_pending:
+        where = f"dispatched to worker cluster {wl.cluster_name} (MultiKueue): its pods run there"
+        out.append(Reason(ReasonCode.WAITING_FOR_SCHEDULING, "kueue:Workload.status.clusterName", where))
     ready = wl.condition("PodsReady")
     if state == JobState.STARTING and ready is not None and ready.status == "False":
         out.append(Reason(ReasonCode.STARTING, "kueue:Workload.PodsReady", ready.message or ready.reason))
@@ -300,6 +303,7 @@ REASONS: frozenset[ReasonCode] = frozenset(
         ReasonCode.BACKOFF,
         ReasonCode.ADMISSION_CHECK,
         ReasonCode.STARTING,
+        ReasonCode.WAITING_FOR_SCHEDULING,
     }
 )
 

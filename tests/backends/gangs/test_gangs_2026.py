@@ -170,3 +170,27 @@ def test_the_job_detail_draws_the_placement_tree(reading: Reading) -> None:
     failed = snap.jobs[("g26-tas-failed", "Job", "tas-too-wide")]
     text = detail_text(failed, None, snap, reading.view.result.now, [], {}).plain
     assert "no domain fits (kueue:Workload.QuotaReserved): TopologyPlacementFailed: couldn't assign" in text
+
+
+def test_every_queueing_backend_gets_a_position_labelled_as_an_estimate(reading: Reading) -> None:
+    rows = [
+        r
+        for r in reading.rows
+        if r["state"] == "PENDING" and r["queue_layer"] is not None and "multikueue" not in r
+    ]
+    assert {r["queue_layer"] for r in rows} >= {"kueue", "volcano", "workload-api"}
+    for row in rows:
+        pos = row["queue_position"]
+        assert pos["source"] == "estimate" and pos["rule"], row["id"]
+        assert 1 <= pos["position"] <= pos["of"], row["id"]
+    # Kueue ranks per ClusterQueue, only what has no quota yet: the MultiKueue workload dispatched
+    # to worker1 is out of the line, the TAS-failed one is alone in it
+    failed = _row(reading, "g26-tas-failed", "Job/tas-too-wide")["queue_position"]
+    assert (failed["position"], failed["of"], failed["queue"]) == (1, 1, "root.tas-cluster-queue")
+    remote = _row(reading, "g26-multikueue", "Job/remote-train")
+    assert "queue_position" not in remote
+    assert remote["reason"] == "WaitingForScheduling" and "worker cluster worker1" in remote["reason_message"]
+    # the native API has no queues: one cluster-wide line
+    native = [r for r in rows if r["queue_layer"] == "workload-api"]
+    assert {r["queue_position"]["queue"] for r in native} == {None}
+    assert sorted(r["queue_position"]["position"] for r in native) == [1, 2]
