@@ -14,6 +14,12 @@ Errors a user can cause (an unknown state, a missing scenario file, a bad config
 exit status (2 for usage, config and scenario errors); argparse's own errors are turned into
 :class:`~hpctop.errors.UsageError` so they follow the same rule. The console is imported only
 when it is started, so the tables never load Textual.
+
+Why one long module (over 800 lines): it is the whole command line, the parser and every
+subcommand's handler, which share the helpers for sources, filters, output and errors; the
+Slurm handlers (``--slurm-url``/``--slurm-service``: ``_slurm_*``) are thin and call
+:mod:`hpctop.tables.slurm` and :mod:`hpctop.sources.slurm`. Splitting it means moving those shared
+helpers out first (left for a change of its own).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, TypeVar
 
 from hpctop import __version__
 from hpctop.errors import HpctopError, UsageError
@@ -50,6 +56,8 @@ if TYPE_CHECKING:
     from hpctop.model.store import Snapshot
     from hpctop.runtime.live_console import LiveConsoleSession
     from hpctop.scheduling.types import ScheduleResult
+    from hpctop.sources.slurm.rest import SlurmRest
+    from hpctop.tables.jobs import JobFilters
     from hpctop.tui.app import HpctopApp
 
 
@@ -210,6 +218,33 @@ def _job_filters(parser: argparse.ArgumentParser) -> None:
     opts.add_argument("--me", action="store_true", help="only your jobs (the 'user' setting, default $USER)")
 
 
+def _slurm_options(parser: argparse.ArgumentParser, alone: str) -> None:
+    slurm = parser.add_argument_group(f"Slurm (slurmrestd; {alone})")
+    slurm.add_argument("--slurm-url", metavar="URL", help="read Slurm from the slurmrestd at this URL")
+    slurm.add_argument(
+        "--slurm-token-file",
+        metavar="PATH",
+        help="file holding the JWT (what 'scontrol token' prints; default: $SLURM_JWT)",
+    )
+    slurm.add_argument(
+        "--slurm-token-secret",
+        metavar="NS/NAME[:KEY]",
+        help="read the JWT from this Kubernetes Secret (through --kubeconfig/--context; kept in memory "
+        "only); KEY may be left out when the Secret holds one key",
+    )
+    slurm.add_argument(
+        "--slurm-service",
+        metavar="NS/NAME[:PORT]",
+        help="reach slurmrestd through the API server's service proxy (PORT default 6820; 'auto': the "
+        "Service a Slinky operator made); instead of --slurm-url",
+    )
+    slurm.add_argument(
+        "--slurm-user",
+        metavar="NAME",
+        help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
+    )
+
+
 def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     """The whole command line, for ``main`` and for the usage docs."""
     source = _source_options()
@@ -256,18 +291,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
         action="store_true",
         help="pending jobs only, soonest expected start first, like squeue --start",
     )
-    slurm = jobs.add_argument_group("Slurm (slurmrestd; alone, only Slurm's jobs are listed)")
-    slurm.add_argument("--slurm-url", metavar="URL", help="read Slurm's jobs from the slurmrestd at this URL")
-    slurm.add_argument(
-        "--slurm-token-file",
-        metavar="PATH",
-        help="file holding the JWT (what 'scontrol token' prints; default: $SLURM_JWT)",
-    )
-    slurm.add_argument(
-        "--slurm-user",
-        metavar="NAME",
-        help="Slurm user name sent with the token (default: $SLURM_USER, $USER)",
-    )
+    _slurm_options(jobs, "alone, only Slurm's jobs are listed")
     jobs.set_defaults(handler=_cmd_jobs)
 
     prio = commands.add_parser(
@@ -278,6 +302,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     _job_filters(prio)
     prio.add_argument("--norm", action="store_true", help="show normalised factors instead of weighted ones")
+    _slurm_options(prio, "Slurm's pending jobs and their total priority, like sprio")
     prio.set_defaults(handler=_cmd_prio)
 
     queues = commands.add_parser(
@@ -289,6 +314,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     opts = queues.add_argument_group("filters (comma-separated lists)")
     opts.add_argument("-q", "--queue", metavar="QUEUE", help="these queues and their subtrees")
     opts.add_argument("-t", "--state", metavar="STATE", help="queue states: " + ", ".join(QUEUE_STATES))
+    _slurm_options(queues, "Slurm's associations and fair share, like sshare; -q: accounts")
     queues.set_defaults(handler=_cmd_queues)
 
     for name, handler, what in (
@@ -311,6 +337,7 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
         opts.add_argument("-t", "--state", metavar="STATE", help="node states: " + ", ".join(NODE_STATES))
         if name == "nodes":
             sub.add_argument("-N", "--per-node", action="store_true", help="one row per node")
+            _slurm_options(sub, "Slurm's nodes and partitions, like sinfo; -t: sinfo's states")
         sub.set_defaults(handler=handler)
 
     record = commands.add_parser(
@@ -397,6 +424,8 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     version.set_defaults(handler=_cmd_version)
     return parser
 
+
+T = TypeVar("T")
 
 # -- settings and session ----------------------------------------------------------------------
 
@@ -520,27 +549,88 @@ def _has_cluster_source(args: argparse.Namespace) -> bool:
     return any(getattr(args, name, None) not in (None, False) for name in named)
 
 
-def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: dict[str, object]) -> list[Row]:
-    """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
+def _slurm_client(args: argparse.Namespace, settings: Settings) -> SlurmRest:
+    """The slurmrestd client ``--slurm-url`` names, with its token and user (read-only)."""
     import getpass
-    import time
 
-    from hpctop.sources.slurm.rest import SlurmError, SlurmRest, token_from
-    from hpctop.tables import jobs as jobs_table
+    from hpctop.sources.slurm.rest import SlurmRest, token_from
 
-    try:
-        token = token_from(token_file=args.slurm_token_file)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
-        ) from None
+    if args.slurm_token_secret and args.slurm_token_file:
+        raise UsageError("--slurm-token-file and --slurm-token-secret cannot be used together")
+    if args.slurm_token_secret:
+        from hpctop.sources.slurm.secret import token_from_secret
+
+        kubeconfig, context, _ = _live_target(args, settings)
+        token: str | None = token_from_secret(
+            args.slurm_token_secret, kubeconfig=kubeconfig, context=context, timeout=settings.request_timeout
+        )
+    else:
+        try:
+            token = token_from(token_file=args.slurm_token_file)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the Slurm token file {args.slurm_token_file}: {exc.strerror or exc}"
+            ) from None
     user = args.slurm_user or os.environ.get("SLURM_USER") or getpass.getuser()
-    client = SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
+    if args.slurm_service:
+        from hpctop.sources.slurm.secret import proxy_target
+
+        kubeconfig, context, _ = _live_target(args, settings)
+        server, base_path, opener = proxy_target(args.slurm_service, kubeconfig=kubeconfig, context=context)
+        return SlurmRest(
+            server,
+            user=user,
+            token=token,
+            timeout=settings.request_timeout,
+            opener=opener,
+            base_path=base_path,
+        )
+    return SlurmRest(args.slurm_url, user=user, token=token, timeout=settings.request_timeout)
+
+
+def _slurm_read(read: Callable[[], T]) -> T:
+    """One slurmrestd read; its failure is one plain line (the caller decides whether it is fatal)."""
+    from hpctop.sources.slurm.rest import SlurmError
+
     try:
-        jobs = client.jobs()
+        return read()
     except SlurmError as exc:
         raise HpctopError(f"Slurm: {exc}") from None
-    return jobs_table.slurm_job_rows(jobs, time.time(), **filters)  # type: ignore[arg-type]
+
+
+def _slurm_skipped(client: SlurmRest) -> None:
+    for kind, count in sorted(client.skipped.items()):
+        _warn(f"hpctop: note: {count} malformed Slurm {kind} entr{'y' if count == 1 else 'ies'} skipped")
+
+
+def _slurm_asked(args: argparse.Namespace) -> bool:
+    """Whether Slurm was asked for: ``--slurm-url`` or ``--slurm-service``."""
+    if getattr(args, "slurm_url", None) and getattr(args, "slurm_service", None):
+        raise UsageError("--slurm-url and --slurm-service cannot be used together")
+    return bool(getattr(args, "slurm_url", None) or getattr(args, "slurm_service", None))
+
+
+def _slurm_alone(args: argparse.Namespace, command: str) -> bool:
+    """Whether ``--slurm-url`` asks for Slurm's own table; beside a cluster source it is refused."""
+    if not _slurm_asked(args):
+        return False
+    simulated = any(getattr(args, name, None) not in (None, False) for name in ("demo", "scenario", "replay"))
+    kube_for_slurm = args.slurm_token_secret or args.slurm_service  # a kubeconfig may serve Slurm's access
+    if simulated or (_is_live(args) and not kube_for_slurm):
+        raise UsageError(f"'{command} --slurm-url' shows Slurm's own table: leave out the cluster source")
+    return True
+
+
+def _slurm_rows(args: argparse.Namespace, settings: Settings, filters: JobFilters) -> list[Row]:
+    """The Slurm jobs from ``--slurm-url`` as job rows; an unreachable or refusing server raises."""
+    import time
+
+    from hpctop.tables import jobs as jobs_table
+
+    client = _slurm_client(args, settings)
+    jobs = _slurm_read(client.jobs)
+    _slurm_skipped(client)
+    return jobs_table.slurm_job_rows(jobs, time.time(), filters)
 
 
 def _by_expected_start(rows: list[Row]) -> list[Row]:
@@ -553,27 +643,24 @@ def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
     states = parse_job_states(args.state)
     sort_rows([], args.sort, jobs_table.SORT_KEYS)  # a bad field fails before the cluster is built
-    filters: dict[str, object] = {
-        "states": states,
-        "include_finished": args.all,
-        "queues": split_list(args.queue),
-        "partitions": split_list(args.partition),
-        "namespaces": split_list(args.namespace),
-        "users": _users(args, settings),
-        "pending_only": args.start,
-    }
+    filters = jobs_table.JobFilters.of(
+        states=states,
+        include_finished=args.all,
+        queues=split_list(args.queue),
+        partitions=split_list(args.partition),
+        namespaces=split_list(args.namespace),
+        users=_users(args, settings),
+        pending_only=args.start,
+    )
     rows: list[Row] = []
-    slurm_alone = args.slurm_url is not None and not _has_cluster_source(args)
+    slurm_alone = _slurm_asked(args) and not _has_cluster_source(args)
     if not slurm_alone:
         session = open_session(args, settings)
         chosen = jobs_table.select_jobs(
-            session.snapshot,
-            session.result,
-            default_queue=session.policy.default_queue,
-            **filters,  # type: ignore[arg-type]
+            session.snapshot, session.result, filters, default_queue=session.policy.default_queue
         )
         rows = [row for _, _, row in chosen]
-    if args.slurm_url is not None:
+    if _slurm_asked(args):
         try:
             rows += _slurm_rows(args, settings, filters)
         except HpctopError as exc:
@@ -593,6 +680,8 @@ _PRIO_ALIASES = {f: f"weighted.{f}" for f in table_keys.PRIO_FACTORS if f != "pa
 def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import prio as prio_table
 
+    if _slurm_alone(args, "prio"):
+        return _slurm_prio(args, settings, out)
     states = parse_job_states(args.state)
     sort_rows([], args.sort, prio_table.SORT_KEYS, _PRIO_ALIASES)
     session = open_session(args, settings)
@@ -615,6 +704,8 @@ def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import queues as queues_table
 
+    if _slurm_alone(args, "queues"):
+        return _slurm_queues(args, settings, out)
     states = parse_choices(args.state, QUEUE_STATES, "queue state")
     sort_rows([], args.sort, queues_table.SORT_KEYS)
     session = open_session(args, settings)
@@ -627,6 +718,8 @@ def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import nodes as nodes_table
 
+    if _slurm_alone(args, "nodes"):
+        return _slurm_nodes(args, settings, out)
     states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
     keys = nodes_table.NODE_SORT_KEYS if args.per_node else nodes_table.SUMMARY_SORT_KEYS
     sort_rows([], args.sort, keys)
@@ -642,6 +735,65 @@ def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
         )
         rows = sort_rows(rows, args.sort, nodes_table.SUMMARY_SORT_KEYS)
         _emit(out, rows, nodes_table.SUMMARY_COLUMNS, args, nodes_table.SUMMARY_CSV_KEYS)
+    return 0
+
+
+def _slurm_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``prio --slurm-url``: sprio's pending jobs and Slurm's total (slurmrestd serves no factors)."""
+    from hpctop.tables import slurm as slurm_table
+
+    if args.state or args.namespace:
+        raise UsageError("'prio --slurm-url' lists pending jobs in no namespace: -t and -n do not apply")
+    sort_rows([], args.sort, slurm_table.PRIO_CSV_KEYS)
+    client = _slurm_client(args, settings)
+    jobs = _slurm_read(client.jobs)
+    _slurm_skipped(client)
+    rows = slurm_table.prio_rows(
+        jobs,
+        partitions=split_list(args.partition),
+        users=_users(args, settings),
+        accounts=split_list(args.queue),
+    )
+    rows = sort_rows(rows, args.sort, slurm_table.PRIO_CSV_KEYS)
+    _emit(out, rows, slurm_table.PRIO_COLUMNS, args, slurm_table.PRIO_CSV_KEYS)
+    return 0
+
+
+def _slurm_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``queues --slurm-url``: sshare's associations (slurmrestd v0.0.40+ with slurmdbd)."""
+    from hpctop.tables import slurm as slurm_table
+
+    if args.state:
+        raise UsageError("'queues --slurm-url' has no queue states: -t does not apply")
+    sort_rows([], args.sort, slurm_table.SHARE_CSV_KEYS)
+    client = _slurm_client(args, settings)
+    shares = _slurm_read(client.shares)
+    _slurm_skipped(client)
+    rows = slurm_table.share_rows(shares, accounts=split_list(args.queue))
+    rows = sort_rows(rows, args.sort, slurm_table.SHARE_CSV_KEYS)
+    _emit(out, rows, slurm_table.SHARE_COLUMNS, args, slurm_table.SHARE_CSV_KEYS)
+    return 0
+
+
+def _slurm_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``nodes --slurm-url``: sinfo's partition summary, or ``-N`` one row per node and partition."""
+    from hpctop.tables import slurm as slurm_table
+
+    keys = slurm_table.NODE_CSV_KEYS if args.per_node else slurm_table.SUMMARY_CSV_KEYS
+    sort_rows([], args.sort, keys)
+    client = _slurm_client(args, settings)
+    nodes = _slurm_read(client.nodes)
+    partitions = _slurm_read(client.partitions)
+    _slurm_skipped(client)
+    wanted = {"wanted_partitions": split_list(args.partition), "states": split_list(args.state)}
+    columns: Sequence[Column]
+    if args.per_node:
+        rows = slurm_table.node_rows(nodes, partitions, **wanted)
+        columns = slurm_table.NODE_COLUMNS
+    else:
+        rows = slurm_table.summary_rows(nodes, partitions, **wanted)
+        columns = slurm_table.SUMMARY_COLUMNS
+    _emit(out, sort_rows(rows, args.sort, keys), columns, args, keys)
     return 0
 
 
@@ -727,7 +879,7 @@ def _cache_request(args: argparse.Namespace, settings: Settings) -> dict[str, ob
         return None
     if _is_live(args) or getattr(args, "replay", None) is not None:
         return None
-    if getattr(args, "slurm_url", None) is not None:  # a live slurmrestd is never cached
+    if _slurm_asked(args):  # a live slurmrestd is never cached
         return None
     from hpctop.tables import cache
 

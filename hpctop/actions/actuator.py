@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from hpctop.actions.kube import KubeActions, Permission
 from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Preview, QueueChange
-from hpctop.actions.yunikorn import YuniKornQueues
+from hpctop.backends.yunikorn.act import YuniKornQueues
 from hpctop.errors import ActionFailed
 
 _T = TypeVar("_T")

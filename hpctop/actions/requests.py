@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from hpctop.errors import ActionFailed, ActionRefused
+from hpctop.errors import ActionFailed, ActionRefused, HpctopError
 from hpctop.model.objects import JobKey
 
 
@@ -24,6 +24,17 @@ class ActionKind(StrEnum):
     RELEASE = "release"
     PRIORITY = "priority"
     MOVE = "move"
+
+
+#: what a result says was done, per action
+VERBS: Mapping[ActionKind, str] = {
+    ActionKind.CANCEL: "cancelled",
+    ActionKind.HOLD: "held",
+    ActionKind.RELEASE: "released",
+    ActionKind.REQUEUE: "requeued",
+    ActionKind.PRIORITY: "priority changed",
+    ActionKind.MOVE: "moved",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +50,23 @@ class ActionRequest:
     scheduler: str = ""
 
 
+class Outcome(StrEnum):
+    """What became of an action's target, as the console's summary counts it (issue 12)."""
+
+    #: the server did it (or re-reading after a lost answer showed it done)
+    DONE = "done"
+    #: a cancel found the object deleted already (404): nothing to do, not a failure
+    GONE = "gone"
+    #: the object changed since the preview (409 on a precondition): nothing was done (M2)
+    CONFLICT = "conflict"
+    #: refused: by hpctop before sending, by RBAC (403), by validation or admission (422, a webhook)
+    REFUSED = "refused"
+    #: the answer was lost and re-reading could not tell whether it happened (M5)
+    UNKNOWN = "unknown"
+    #: anything else that did not happen (throttled, re-read shows it did not take effect, ...)
+    FAILED = "failed"
+
+
 @dataclass(frozen=True, slots=True)
 class ActionResult:
     request: ActionRequest
@@ -46,8 +74,9 @@ class ActionResult:
     message: str
     changes: tuple[str, ...] = ()
     at: float = 0.0
-    #: what became of the target: "done", or "gone" (a cancel found it deleted already: 404)
-    outcome: str = "done"
+    #: what became of the target (an :class:`Outcome`): "done", "gone" (a cancel found it deleted
+    #: already: 404), or, for a result made from an error, "conflict", "refused", "unknown", "failed"
+    outcome: str = Outcome.DONE
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +122,27 @@ class Permission:
     reason: str
 
 
+class ServerRejected(ActionFailed):
+    """The API server rejected the request itself: validation (422) or an admission webhook or
+    policy (its denial). Nothing was changed; never retried (M6)."""
+
+    outcome = Outcome.REFUSED
+
+
+class OutcomeUnknown(ActionFailed):
+    """The answer was lost (no answer, a 5xx) and re-reading could not tell whether the action
+    happened: check the cluster before trying again (M5)."""
+
+    outcome = Outcome.UNKNOWN
+
+
 class ActionForbidden(ActionFailed):
     """The API server answered 403 to the request itself (RBAC or an admission policy), even though
     the reviews may have said yes; never retried. ``namespace`` and ``kind`` (the owner kind, or
     ``ClusterQueue``/``LocalQueue``; namespace empty for a ClusterQueue) say which cached
     permissions are now wrong, so a console asks its rules review again and greys the action out."""
+
+    outcome = Outcome.REFUSED
 
     def __init__(self, detail: str, *, namespace: str, kind: str, action: ActionKind) -> None:
         super().__init__(detail)
@@ -239,6 +284,55 @@ class RecordingActuator:
         return self._inner.execute(request)
 
 
+def outcome_of(error: HpctopError) -> Outcome:
+    """The outcome an error stands for: its own (a conflict, a server's refusal, a lost answer),
+    else refused for what hpctop refused before sending, else failed."""
+    own = getattr(error, "outcome", None)
+    if isinstance(own, Outcome):
+        return own
+    return Outcome.REFUSED if isinstance(error, ActionRefused) else Outcome.FAILED
+
+
+def failed_result(request: ActionRequest, error: HpctopError, at: float = 0.0) -> ActionResult:
+    """A bulk action's result for a request that raised ``error``."""
+    return ActionResult(request, False, error.detail, at=at, outcome=outcome_of(error))
+
+
+#: how the console's summary names each outcome (a count before each)
+_SUMMARY_WORDS: tuple[tuple[Outcome, str], ...] = (
+    (Outcome.DONE, "done"),
+    (Outcome.GONE, "already gone (deleted before the {action} arrived)"),
+    (Outcome.CONFLICT, "changed since you saw it (nothing done)"),
+    (Outcome.REFUSED, "refused"),
+    (Outcome.UNKNOWN, "outcome unknown (check the cluster before trying again)"),
+    (Outcome.FAILED, "failed"),
+)
+
+
+def summary(action: str, outcomes: Sequence[ActionResult | HpctopError]) -> str:
+    """The console's one-line summary of a (bulk) action: ``hold: 2 done, 1 refused``.
+
+    Each result counts under its :class:`Outcome` (an error under :func:`outcome_of`); the done
+    count is left out only where some were already gone and none done."""
+    counts = dict.fromkeys(Outcome, 0)
+    for item in outcomes:
+        if isinstance(item, ActionResult):
+            counts[Outcome(item.outcome) if item.ok else _failed_outcome(item)] += 1
+        else:
+            counts[outcome_of(item)] += 1
+    parts = [
+        f"{counts[outcome]} {words.format(action=action)}"
+        for outcome, words in _SUMMARY_WORDS
+        if counts[outcome] or (outcome == Outcome.DONE and not counts[Outcome.GONE])
+    ]
+    return f"{action}: " + ", ".join(parts)
+
+
+def _failed_outcome(result: ActionResult) -> Outcome:
+    outcome = Outcome(result.outcome)
+    return Outcome.FAILED if outcome in (Outcome.DONE, Outcome.GONE) else outcome
+
+
 def bulk(actuator: Actuator, requests: Sequence[ActionRequest]) -> list[ActionResult]:
     """Run several requests, reporting per job; one failure does not stop the others."""
     results: list[ActionResult] = []
@@ -246,5 +340,5 @@ def bulk(actuator: Actuator, requests: Sequence[ActionRequest]) -> list[ActionRe
         try:
             results.append(actuator.execute(request))
         except ActionRefused as exc:
-            results.append(ActionResult(request, False, exc.detail))
+            results.append(failed_result(request, exc))
     return results

@@ -14,20 +14,11 @@ import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from hpctop.actions.requests import ActionKind, ActionRequest, ActionResult, Preview
+from hpctop.actions.requests import VERBS, ActionKind, ActionRequest, ActionResult, Preview
 from hpctop.errors import ActionFailed, ActionRefused
 from hpctop.model.objects import JobKey
 from hpctop.model.store import Store
 from hpctop.sources.simulator.cluster import Event, SimulatedCluster, SimulatorError
-
-_VERBS = {
-    ActionKind.CANCEL: "cancelled",
-    ActionKind.HOLD: "held",
-    ActionKind.RELEASE: "released",
-    ActionKind.REQUEUE: "requeued",
-    ActionKind.PRIORITY: "priority changed",
-    ActionKind.MOVE: "moved",
-}
 
 
 def _requests(kind: ActionKind, key: JobKey, value: str | int | None) -> tuple[str, ...]:
@@ -122,7 +113,7 @@ class SimulatorActuator:
             result = ActionResult(
                 request,
                 True,
-                f"{kind} {ns}/{name} {_VERBS[request.kind]}: " + "; ".join(preview.changes),
+                f"{kind} {ns}/{name} {VERBS[request.kind]}: " + "; ".join(preview.changes),
                 preview.changes,
                 at=self.cluster.now,
             )

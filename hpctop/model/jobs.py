@@ -8,7 +8,9 @@ those controllers stamp on every pod, so the row is the highest recognised kind)
 application id, then a Volcano or coscheduling pod-group name, else the pod itself. The job's
 row is derived from its pods, its owner object and, when a queueing backend is present, that
 backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.backends`)
-each time one of them changes; nothing here keeps state of its own.
+each time one of them changes; nothing here keeps state of its own. The labels and annotations
+each controller stamps are declared in its backend's folder (:mod:`hpctop.backends`); how they
+group pods is here, in one place, because one pod may carry several backends' marks.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from functools import lru_cache
 from operator import attrgetter
 
 from hpctop.backends import registry
+from hpctop.backends.jobset.read import JOBSET_NAME
 from hpctop.backends.kube_scheduler.read import pod_reason
+from hpctop.backends.kubeflow.read import KUBEFLOW_KINDS
+from hpctop.backends.lws.read import LWS_NAME
+from hpctop.backends.slinky.read import SLINKY_PARTITION, SUNK_PARTITION
+from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS, VOLCANO_PHASES, VOLCANO_PODGROUP
+from hpctop.backends.yunikorn.read import APP_ID_KEYS, POLICY_PARAMETERS, TASK_GROUPS
 from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.objects import (
@@ -37,42 +45,19 @@ from hpctop.model.resources import ZERO, Resources
 from hpctop.model.states import JobState, ReasonCode
 
 SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
-KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"})
 #: owners that group other owners' pods: a Workload they control is a part, not a job row
 GROUPING_KINDS = frozenset({"JobSet", "LeaderWorkerSet", "TrainJob"})
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
-LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
-VOLCANO_GROUP_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
-VOLCANO_PODGROUP_KIND = "PodGroup.scheduling.volcano.sh"
+VOLCANO_PODGROUP_KIND = VOLCANO_PODGROUP
 #: the job key kind of a bare-pod gang of the native API (pods naming it in spec.schedulingGroup)
 NATIVE_PODGROUP_KIND = "PodGroup.scheduling.k8s.io"
-#: vcjob status.state.phase → state (SCHEDULERS.md §6.3)
-VOLCANO_PHASES = {
-    "Aborted": JobState.HELD,
-    "Aborting": JobState.COMPLETING,
-    "Completing": JobState.COMPLETING,
-    "Terminating": JobState.COMPLETING,
-    "Restarting": JobState.REQUEUED,
-    "Terminated": JobState.CANCELLED,
-    "Completed": JobState.COMPLETED,
-    "Failed": JobState.FAILED,
-}
 QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
-APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
-#: partitions of hpctop's own model a job may name. slurm-bridge's
-#: ``slurmjob.slinky.slurm.net/partition`` names a *Slurm* partition (SchedMD/slurm-bridge
-#: docs/workload.md), which Slurm validates: it is not read as an hpctop partition
-PARTITION_KEYS = (
-    "hpctop.io/partition",
-    "sunk.coreweave.com/partition",
-)
-SLINKY_PARTITION = "slurmjob.slinky.slurm.net/partition"
+#: partitions of hpctop's own model a job may name (SUNK's is one; Slinky's is Slurm's:
+#: :mod:`hpctop.backends.slinky.read`)
+PARTITION_KEYS = ("hpctop.io/partition", SUNK_PARTITION)
 #: owners whose pods are node services (one per node), not jobs: the device plugin, GFD, DCGM
 #: exporter, CNI agents... They are shown per node and never as a job row
 NODE_SERVICE_KINDS = frozenset({"DaemonSet"})
 USER_KEYS = ("hpctop.io/user", "user")
-TASK_GROUPS = "yunikorn.apache.org/task-groups"
-POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
 _BY_NAME = attrgetter("name")
 
 
@@ -179,6 +164,11 @@ def _observed_reason(pods: list[Pod]) -> Reason | None:
             return Reason(ReasonCode.QUOTA_EXCEEDED, "pod:PodScheduled", cond.message)
         if cond.reason == "Unschedulable":
             code, fragments = pod_reason(cond.message)
+            if pod.nominated_node and code == ReasonCode.RESOURCES:
+                # kube-scheduler preempted victims on that node and waits for them to leave
+                # (status.nominatedNodeName): the pod is preempting its way in, not waiting idle
+                message = f"preempting on node {pod.nominated_node}: {cond.message}"
+                return Reason(ReasonCode.PREEMPTING, "pod:nominatedNodeName", message, fragments)
             return Reason(code, "pod:PodScheduled", cond.message, fragments)
     return None
 
@@ -247,6 +237,20 @@ def _state(workload: Workload | None, members: list[Pod], min_members: int) -> J
     return JobState.PENDING
 
 
+def is_capacity_reservation(workload: Workload | None, pods: Iterable[Pod]) -> bool:
+    """Whether an owner and its pods only hold capacity in reserve: ``pause`` containers at a
+    negative priority and nothing else (Kubernetes' "Overprovision Node Capacity for a Cluster"
+    placeholders, cluster-autoscaler's overprovisioning Deployment). They are kube-scheduler's
+    reservation, held until a pod of higher priority preempts them: shown per node, never as a
+    user's job. The pods decide (only they carry the resolved priority): a pause Deployment whose
+    pods are at priority 0 is a test workload and stays a job. A YuniKorn placeholder is a pause
+    pod too, but it stands in for its gang's members and stays with their job."""
+    if workload is not None and not workload.capacity_reservation:
+        return False
+    listed = [p for p in pods if not p.is_placeholder]
+    return bool(listed) and all(p.capacity_reservation for p in listed)
+
+
 def derive_job(
     key: JobKey, pods: Iterable[Pod], workload: Workload | None, evidence: JobEvidence | None = None
 ) -> Job | None:
@@ -258,6 +262,8 @@ def derive_job(
     if key[1] in NODE_SERVICE_KINDS:
         return None
     all_pods = sorted(pods, key=_BY_NAME)
+    if is_capacity_reservation(workload, all_pods):
+        return None
     if workload is None and evidence is None and len(all_pods) == 1 and not all_pods[0].is_placeholder:
         return _derive_lone_pod(key, all_pods[0])
     return _derive_general(key, all_pods, workload, evidence)

@@ -3,7 +3,7 @@
 Why: a multi-node GPU job is fast only when its pods share a rack, a block or an NVLink clique,
 and three schedulers each say where they put a gang in their own words: Kueue Topology Aware
 Scheduling in the admission's ``topologyAssignment`` (levels are node label keys, decoded into
-domains and pod counts by ``hpctop.backends.kueue.tas``), Volcano in HyperNodes (tiers of network
+domains and pod counts by ``hpctop.backends.kueue.wire``), Volcano in HyperNodes (tiers of network
 domains, a job's ``networkTopology`` saying how high it may spread), and GPU Feature Discovery in
 the node label ``nvidia.com/gpu.clique`` (the NVLink domain of multi-node NVLink systems). This
 module joins them for one job into plain data (:func:`job_topology`) that the jobs table (the

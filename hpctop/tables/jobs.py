@@ -19,17 +19,19 @@ own expected start as the ETA (``eta_source: "scheduler"``); hpctop's core adds 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
 from hpctop.model.backends.gang_message import gang_status
 from hpctop.model.objects import Job, Node
+from hpctop.model.resources import gpu_equivalent_milli, mig_counts
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.types import JobPlan, ScheduleResult
-from hpctop.sources.slurm.rest import SlurmJob, expand_hostlist
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
 from hpctop.tables.keys import JOB_CSV_KEYS as CSV_KEYS
 from hpctop.tables.keys import JOB_SORT_KEYS as SORT_KEYS
@@ -40,6 +42,7 @@ __all__ = [
     "COLUMNS",
     "CSV_KEYS",
     "SORT_KEYS",
+    "JobFilters",
     "job_row",
     "job_rows",
     "select_jobs",
@@ -76,7 +79,7 @@ def job_row(
             elapsed = job.end_time - job.start_time
     eta = view.eta
     requested = job.requested
-    return {
+    row: Row = {
         "id": job.id,
         "namespace": job.namespace,
         "name": job.name,
@@ -96,8 +99,9 @@ def job_row(
         "min_members": job.min_members,
         "running_members": job.running_members,
         "pending_members": job.pending_members,
-        "gpus": from_milli(requested.gpu),
-        "gpus_per_member": from_milli(job.per_member.gpu),
+        # a MIG slice asked for by profile (mixed strategy) is the share of a GPU it is
+        "gpus": from_milli(gpu_equivalent_milli(requested)),
+        "gpus_per_member": from_milli(gpu_equivalent_milli(job.per_member)),
         "cpus": from_milli(requested.cpu),
         "memory": requested.memory,
         "nodes": list(job.nodes),
@@ -114,6 +118,10 @@ def job_row(
         "binder": view.binder,
         "queue_layer": view.queue_layer,
     }
+    slices = mig_counts(requested)
+    if slices:
+        row["mig"] = slices  # {"3g.40gb": 1}: which slices the GPUS figure is made of
+    return row
 
 
 def _default_order(job: Job, plan: JobPlan | None) -> tuple[Any, ...]:
@@ -130,38 +138,88 @@ def _default_order(job: Job, plan: JobPlan | None) -> tuple[Any, ...]:
     return (3, job.submit_time, 0, job.id)
 
 
+@dataclass(frozen=True, slots=True)
+class JobFilters:
+    """The jobs table's filters (``-t``, ``-a``, ``-q``, ``-p``, ``-n``, ``-u``, ``--start``), one rule
+    for every backend: :func:`select_jobs` (the cluster's jobs) and :func:`slurm_job_rows` (Slurm's)
+    both ask this value, so a filter cannot mean one thing for one and another for the other."""
+
+    states: frozenset[JobState] | None = None
+    include_finished: bool = False
+    queues: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
+    namespaces: frozenset[str] = frozenset()
+    users: frozenset[str] = frozenset()
+    pending_only: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        states: Collection[JobState] | None = None,
+        include_finished: bool = False,
+        queues: Iterable[str] = (),
+        partitions: Iterable[str] = (),
+        namespaces: Iterable[str] = (),
+        users: Iterable[str] = (),
+        pending_only: bool = False,
+    ) -> JobFilters:
+        return cls(
+            states=frozenset(states) if states is not None else None,
+            include_finished=include_finished,
+            queues=tuple(queues),
+            partitions=tuple(partitions),
+            namespaces=frozenset(namespaces),
+            users=frozenset(users),
+            pending_only=pending_only,
+        )
+
+    def names_state(self, word: str, code: str) -> bool:
+        """Whether ``--state`` names a state given as a word and squeue code (Slurm's, which
+        need not be one of hpctop's :class:`JobState`: ``CONFIGURING``, ``REQUEUE_HOLD``)."""
+        if self.states is None:
+            return False
+        return word in {s.value for s in self.states} or code in {s.code for s in self.states}
+
+    def admits_state(self, named: bool, *, finished: bool, pending: bool) -> bool:
+        """``named``: the state is one ``--state`` names; without ``--state``, finished jobs need ``-a``."""
+        if self.states is not None:
+            if not named:
+                return False
+        elif finished and not self.include_finished:
+            return False
+        return pending or not self.pending_only
+
+    def admits_owner(self, namespace: str | None, user: str | None) -> bool:
+        """``-n`` and ``-u``; a job in no namespace (a Slurm job) never passes ``-n``."""
+        if self.namespaces and namespace not in self.namespaces:
+            return False
+        return not self.users or user in self.users
+
+    def admits_place(self, queue: str | None, partition: str | None) -> bool:
+        """``-q`` (a queue path, parent or leaf) and ``-p``."""
+        if self.queues and not queue_matches(queue, list(self.queues)):
+            return False
+        return not self.partitions or partition_matches(partition, list(self.partitions))
+
+
 def select_jobs(
     snapshot: Snapshot,
     result: ScheduleResult,
+    filters: JobFilters | None = None,
     *,
-    states: Collection[JobState] | None = None,
-    include_finished: bool = False,
-    queues: Iterable[str] = (),
-    partitions: Iterable[str] = (),
-    namespaces: Iterable[str] = (),
-    users: Iterable[str] = (),
-    pending_only: bool = False,
     default_queue: str | None = None,
 ) -> list[tuple[Job, JobPlan | None, Row]]:
     """The jobs that pass the filters, each with its plan and row, in the default order."""
-    wanted_queues = list(queues)
-    wanted_partitions = list(partitions)
-    wanted_ns = set(namespaces)
-    wanted_users = set(users)
+    wanted = filters or JobFilters()
     picked: list[tuple[tuple[Any, ...], Job, JobPlan | None, Row]] = []
     hypernodes = hypernodes_of(snapshot.objects)
     positions = estimated_positions(snapshot.jobs.values(), snapshot.objects)
     for key, job in snapshot.jobs.items():
-        if states is not None:
-            if job.state not in states:
-                continue
-        elif job.state.is_finished and not include_finished:
+        named = wanted.states is not None and job.state in wanted.states
+        if not wanted.admits_state(named, finished=job.state.is_finished, pending=job.state.is_pending):
             continue
-        if pending_only and not job.state.is_pending:
-            continue
-        if wanted_ns and job.namespace not in wanted_ns:
-            continue
-        if wanted_users and job.user not in wanted_users:
+        if not wanted.admits_owner(job.namespace, job.user):
             continue
         plan = result.plans.get(key)
         row = job_row(job, plan, result.now, default_queue, snapshot.nodes)
@@ -179,9 +237,7 @@ def select_jobs(
         position = positions.get(key)
         if position is not None:
             row["queue_position"] = position.as_dict()  # the backend's documented order: an estimate
-        if wanted_queues and not queue_matches(row["queue"], wanted_queues):
-            continue
-        if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):
+        if not wanted.admits_place(row["queue"], row["partition"]):
             continue
         picked.append((_default_order(job, plan), job, plan, row))
     picked.sort(key=lambda item: item[0])
@@ -201,18 +257,15 @@ def job_rows(
     default_queue: str | None = None,
 ) -> list[Row]:
     """Rows for the jobs that pass the filters, in the default order (see the module docstring)."""
-    chosen = select_jobs(
-        snapshot,
-        result,
+    filters = JobFilters.of(
         states=states,
         include_finished=include_finished,
         queues=queues,
         partitions=partitions,
         namespaces=namespaces,
         users=users,
-        default_queue=default_queue,
     )
-    return [row for _, _, row in chosen]
+    return [row for _, _, row in select_jobs(snapshot, result, filters, default_queue=default_queue)]
 
 
 #: squeue's state codes (squeue.1, JOB STATE CODES)
@@ -339,42 +392,20 @@ def _slurm_order(row: Row) -> tuple[Any, ...]:
     return (4, 0, "", row["slurm_job_id"])
 
 
-def slurm_job_rows(
-    jobs: Iterable[SlurmJob],
-    now: float,
-    *,
-    states: Collection[JobState] | None = None,
-    include_finished: bool = False,
-    queues: Iterable[str] = (),
-    partitions: Iterable[str] = (),
-    namespaces: Iterable[str] = (),
-    users: Iterable[str] = (),
-    pending_only: bool = False,
-) -> list[Row]:
-    """Rows for the Slurm jobs that pass the same filters as :func:`job_rows` (states by name or code)."""
-    wanted_names = {s.value for s in states} if states is not None else set()
-    wanted_codes = {s.code for s in states} if states is not None else set()
-    wanted_queues = list(queues)
-    wanted_partitions = list(partitions)
-    wanted_users = set(users)
-    wanted_namespaces = list(namespaces)
+def slurm_job_rows(jobs: Iterable[SlurmJob], now: float, filters: JobFilters | None = None) -> list[Row]:
+    """Rows for the Slurm jobs that pass ``filters`` (states by name or squeue code), in squeue's order."""
+    wanted = filters or JobFilters()
     rows: list[Row] = []
     for job in jobs:
         row = slurm_job_row(job, now)
-        if states is not None:
-            if row["state"] not in wanted_names and row["code"] not in wanted_codes:
-                continue
-        elif not include_finished and row["state"] not in _SLURM_ACTIVE | _SLURM_PENDING:
+        state = row["state"]
+        named = wanted.names_state(state, row["code"])
+        finished = state not in _SLURM_ACTIVE | _SLURM_PENDING
+        if not wanted.admits_state(named, finished=finished, pending=state in _SLURM_PENDING):
             continue
-        if pending_only and row["state"] not in _SLURM_PENDING:
+        if not wanted.admits_owner(None, row["user"]):  # Slurm jobs live in no Kubernetes namespace
             continue
-        if wanted_namespaces:  # Slurm jobs live in no Kubernetes namespace
-            continue
-        if wanted_users and row["user"] not in wanted_users:
-            continue
-        if wanted_queues and not queue_matches(row["queue"], wanted_queues):
-            continue
-        if wanted_partitions and not partition_matches(row["partition"], wanted_partitions):
+        if not wanted.admits_place(row["queue"], row["partition"]):
             continue
         rows.append(row)
     rows.sort(key=_slurm_order)
@@ -407,8 +438,13 @@ def _nodes(_: Any, row: Row) -> str:
     return str(len(row["nodes"])) if row["nodes"] else "-"
 
 
-def _gpus(value: Any, _: Row) -> str:
-    return number(float(value)) if value else "0"
+def _gpus(value: Any, row: Row) -> str:
+    """``2``, or ``0.43 (1x3g.40gb)`` for a job holding MIG slices."""
+    text = number(float(value)) if value else "0"
+    slices = row.get("mig")
+    if isinstance(slices, Mapping) and slices:
+        text += " (" + ",".join(f"{n}x{p}" for p, n in sorted(slices.items())) + ")"
+    return text
 
 
 def _time(value: Any, _: Row) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
-from hpctop.tables.jobs import select_jobs, short_partitions
+from hpctop.tables.jobs import JobFilters, select_jobs, short_partitions
 from hpctop.tables.keys import PRIO_CSV_KEYS as CSV_KEYS
 from hpctop.tables.keys import PRIO_FACTORS as FACTORS
 from hpctop.tables.keys import PRIO_SORT_KEYS as SORT_KEYS
@@ -38,17 +38,15 @@ def prio_rows(
 ) -> list[Row]:
     """One row per pending job (pending, held, requeued, preempted) that the core has a plan for."""
     rows = []
-    for _, plan, job_row in select_jobs(
-        snapshot,
-        result,
+    filters = JobFilters.of(
         states=states,
         queues=queues,
         partitions=partitions,
         namespaces=namespaces,
         users=users,
         pending_only=True,
-        default_queue=default_queue,
-    ):
+    )
+    for _, plan, job_row in select_jobs(snapshot, result, filters, default_queue=default_queue):
         if plan is None:
             continue
         factors = dict.fromkeys(FACTORS, 0.0)

@@ -24,6 +24,8 @@ from hpctop.actions.requests import (
     ActionForbidden,
     ActionKind,
     ActionRequest,
+    ActionResult,
+    Outcome,
     Permission,
     Preview,
     QueueActuator,
@@ -32,6 +34,7 @@ from hpctop.actions.requests import (
     is_queue_request,
     is_yunikorn_request,
     queue_request,
+    summary,
     yunikorn_request,
 )
 from hpctop.errors import ActionRefused, HpctopError
@@ -407,11 +410,9 @@ class ActionFlows(Ticking):
     def _report(self, outcomes: list[tuple[ActionRequest, Any]]) -> None:
         """Journal and notify each outcome; jobs that changed since the preview are asked about again."""
         self.action_busy = False
-        done = failed = gone = 0
         stale: list[tuple[ActionRequest, tuple[str, ...], Preview | None]] = []
         for req, outcome in outcomes:
             if isinstance(outcome, HpctopError):
-                failed += 1
                 fresh = getattr(outcome, "preview", None)
                 changed = getattr(outcome, "changed", None)
                 if isinstance(changed, tuple):  # StaleTarget: a 409 on a precondition (M2)
@@ -424,13 +425,9 @@ class ActionFlows(Ticking):
                 )
                 continue
             ok = bool(outcome.ok)
-            was_gone = ok and outcome.outcome == "gone"
-            gone += was_gone
-            done += ok and not was_gone
-            failed += not ok
             message = outcome.message + ("; " + "; ".join(outcome.changes) if outcome.changes else "")
             self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, ok, message))
-        if done or failed or gone:
+        if outcomes:
             first = outcomes[0][0]
             action = (
                 ("open queue" if first.value == "None" else "close queue")
@@ -439,11 +436,15 @@ class ActionFlows(Ticking):
                 if is_yunikorn_request(first)
                 else first.kind.value
             )
-            parts = [f"{done} done"] if done or not gone else []
-            parts += [f"{gone} already gone (deleted before the {action} arrived)"] if gone else []
-            parts += [f"{failed} failed"] if failed else []
-            summary = f"{action}: " + ", ".join(parts)
-            self.notify(summary, severity="error" if failed and not done else "information", markup=False)
+            results = [outcome for _, outcome in outcomes]
+            oks = [r for r in results if isinstance(r, ActionResult) and r.ok]
+            done = sum(r.outcome != Outcome.GONE for r in oks)
+            failed = len(oks) < len(results)
+            self.notify(
+                summary(action, results),
+                severity="error" if failed and not done else "information",
+                markup=False,
+            )
         with contextlib.suppress(NoMatches):
             self._main(JobsTable, "#jobs").marked.clear()
             self.refresh_session()

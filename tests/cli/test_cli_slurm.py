@@ -18,8 +18,8 @@ from typing import ClassVar
 
 import pytest
 
+from hpctop.backends.slurm.wire import expand_hostlist, parse_job
 from hpctop.cli import main
-from hpctop.sources.slurm.rest import expand_hostlist, parse_job
 
 
 def _closed_port() -> int:

@@ -26,3 +26,10 @@ def real_slurm() -> Iterator[RealSlurm]:
     finally:
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def slurm(real_slurm: RealSlurm) -> Iterator[RealSlurm]:
+    """The session's Slurm, emptied of jobs and drains afterwards (the next test needs the nodes)."""
+    yield real_slurm
+    real_slurm.reset()

@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -68,6 +69,15 @@ def missing() -> str | None:
     if Path("/usr/sbin/slurmctld-wlm-emulator").exists() or which("slurmctld-wlm-emulator"):
         return "slurm-wlm-emulator is installed; it switches slurmctld to a front-end build"
     return None
+
+
+def hpctop_cli(cluster: RealSlurm, *args: str, token: str) -> subprocess.CompletedProcess[str]:
+    """``hpctop ARGS --slurm-url <cluster> --slurm-user root``, the JWT in the environment only."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "KUBECONFIG"))}
+    env["SLURM_JWT"] = token  # in the environment, as 'scontrol token' hands it out: never on disk
+    env["HPCTOP_NO_CACHE"] = "1"
+    argv = [sys.executable, "-m", "hpctop", *args, "--slurm-url", cluster.url, "--slurm-user", "root"]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
 def free_port() -> int:
@@ -272,6 +282,17 @@ PartitionName=debug Nodes={NODES[0]} MaxTime=INFINITE State=UP PriorityJobFactor
     def sbatch(self, *args: str, command: str = "sleep 600") -> str:
         out = self.run(["sbatch", "--parsable", "-o", "/dev/null", *args, "--wrap", command]).stdout
         return out.strip().split(";")[0]
+
+    def reset(self, timeout: float = 15.0) -> None:
+        """No jobs left and every node back in service (what one test leaves must not reach the next)."""
+        self.run(["scancel", "--quiet", "--user=root"], check=False)
+        for name in NODES:
+            self.run(["scontrol", "update", f"nodename={name}", "state=resume"], check=False)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.run(["squeue", "-h", "-o", "%i"]).stdout.strip() and self._nodes_idle():
+                return
+            time.sleep(0.3)
 
     def stop(self) -> None:
         self.run(["scancel", "--quiet", "--user=root"], check=False)

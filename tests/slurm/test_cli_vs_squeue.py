@@ -9,27 +9,12 @@ same moment; nothing is hard-coded but the job shapes.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 
-import pytest
-
-from tests.slurm.realslurm import RealSlurm
+from tests.slurm.realslurm import RealSlurm, hpctop_cli
 
 SQUEUE_FORMAT = "%i|%T|%t|%r|%N|%P|%Q"
-
-
-@pytest.fixture
-def slurm(real_slurm: RealSlurm) -> Iterator[RealSlurm]:
-    """The session's Slurm, emptied of this test's jobs afterwards (the next test needs the nodes)."""
-    yield real_slurm
-    real_slurm.run(["scancel", "--quiet", "--user=root"], check=False)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and real_slurm.run(["squeue", "-h", "-o", "%i"]).stdout.strip():
-        time.sleep(0.5)
 
 
 def _squeue(cluster: RealSlurm) -> dict[str, tuple[str, ...]]:
@@ -39,11 +24,7 @@ def _squeue(cluster: RealSlurm) -> dict[str, tuple[str, ...]]:
 
 
 def _hpctop(cluster: RealSlurm, *args: str, token: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "KUBECONFIG"))}
-    env["SLURM_JWT"] = token  # in the environment, as 'scontrol token' hands it out: never on disk
-    env["HPCTOP_NO_CACHE"] = "1"
-    argv = [sys.executable, "-m", "hpctop", "jobs", "--slurm-url", cluster.url, "--slurm-user", "root", *args]
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+    return hpctop_cli(cluster, "jobs", *args, token=token)
 
 
 def _settled(cluster: RealSlurm, waiting: str, behind: str) -> dict[str, tuple[str, ...]]:

@@ -20,7 +20,8 @@ def _squeue(cluster: RealSlurm) -> dict[int, tuple[str, str, str, str]]:
     return rows
 
 
-def test_jobs_match_squeue_and_sprio(real_slurm: RealSlurm) -> None:
+def test_jobs_match_squeue_and_sprio(slurm: RealSlurm) -> None:
+    real_slurm = slurm
     # 3 nodes x 2 GPUs: two 2-node jobs cannot both run; the second waits (Resources), the
     # third, queued behind it in the same partition, reads Priority (job_reason_codes.shtml:
     # "Priority: One or more higher priority jobs exist for this partition or advanced reservation")
@@ -57,7 +58,38 @@ def test_jobs_match_squeue_and_sprio(real_slurm: RealSlurm) -> None:
     assert jobs[int(second)].start_time >= jobs[int(first)].start_time
 
 
-def test_refused_token_is_an_error_not_rows(real_slurm: RealSlurm) -> None:
+def test_refused_token_is_an_error_not_rows(slurm: RealSlurm) -> None:
+    real_slurm = slurm
     client = SlurmRest(real_slurm.url, user="root", token="not-a-jwt")
     with pytest.raises(SlurmError, match="slurmrestd"):
         client.jobs()
+
+
+def test_reservations_match_scontrol(slurm: RealSlurm) -> None:
+    created = slurm.run(
+        [
+            "scontrol",
+            "create",
+            "reservation",
+            "reservationname=hpctop-maint",
+            "starttime=now+1hour",
+            "duration=60",
+            "nodes=sn3",
+            "users=root",
+            "flags=maint",
+        ]
+    )
+    assert created.returncode == 0, created.stderr
+    try:
+        shown = slurm.run(["scontrol", "-o", "show", "reservation", "hpctop-maint"]).stdout.split()
+        fields = dict(item.split("=", 1) for item in shown if "=" in item)
+        client = SlurmRest(slurm.url, user="root", token=slurm.token())
+        (reservation,) = [r for r in client.reservations() if r.name == "hpctop-maint"]
+        assert reservation.nodes == fields["Nodes"] == "sn3"
+        assert reservation.node_count == int(fields["NodeCnt"])
+        assert reservation.users == tuple(fields["Users"].split(","))
+        assert "MAINT" in reservation.flags and "MAINT" in fields["Flags"].split(",")
+        assert reservation.start_time is not None and reservation.end_time is not None
+        assert reservation.end_time - reservation.start_time == 3600  # duration=60 minutes
+    finally:
+        slurm.run(["scontrol", "delete", "reservationname=hpctop-maint"], check=False)

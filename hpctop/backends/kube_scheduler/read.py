@@ -4,16 +4,18 @@ Why: with no queueing layer, a job is its owner (a batch Job, a Deployment, a St
 lone pod) and its pods, and the only scheduler evidence is each pod's ``PodScheduled`` condition,
 written by kube-scheduler's plugins (pkg/scheduler/framework/plugins/*): ``SchedulingGated``,
 ``Unschedulable`` with ``0/N nodes are available: <n> <why>, ...``. These resources are served by
-every API server, so they are never looked up in discovery (``builtin``). The pods' decoders live
-in :mod:`hpctop.model.structs` / :mod:`hpctop.model.projection` (every backend reads pods); this
+every API server, so they are never looked up in discovery (``builtin``).
+:func:`parse_unschedulable` reads the message into ``(count, code, detail)`` fragments (§2.1),
+:func:`pod_reason` into the code of the job. The pods' decoders live in
+:mod:`hpctop.model.structs` / :mod:`hpctop.model.projection` (every backend reads pods); this
 module registers them.
 """
 
 from __future__ import annotations
 
-from hpctop.backends.contract import Backend, ResourceSpec, Selection
+from hpctop.backends.contract import Backend, ResourceSpec
 from hpctop.model import structs
-from hpctop.model.backends.evidence import parse_unschedulable, pod_reason
+from hpctop.model.backends.unschedulable import parse_unschedulable, pod_reason
 from hpctop.model.backends.wire import workload_decoder
 from hpctop.model.projection import node_from_struct, pod_from_struct, priority_class_from_struct
 from hpctop.model.states import ReasonCode
@@ -31,8 +33,11 @@ CONFIGMAPS = ResourceSpec("ConfigMap", "", "v1", "configmaps", namespaced=True)
 #: what a live session watches by default, in the order their status is shown
 DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (PODS, NODES, JOBS, PRIORITY_CLASSES, DEPLOYMENTS)
 
-#: what kube-scheduler's pod conditions can say (:func:`pod_reason`, and ``SchedulingGated``);
-#: the gang codes are coscheduling's PreFilter, a kube-scheduler plugin, writing on the pod
+# -- pod Unschedulable messages: the parser is neutral (the native gang API reads it too)
+
+#: what pod conditions can say (:func:`pod_reason`, ``SchedulingGated``, and YuniKorn's
+#: ``SchedulingSkipped``: a used-up queue quota); the gang codes are coscheduling's PreFilter, a
+#: kube-scheduler plugin, writing on the pod
 REASONS: frozenset[ReasonCode] = frozenset(
     {
         ReasonCode.GATED,
@@ -43,6 +48,7 @@ REASONS: frozenset[ReasonCode] = frozenset(
         ReasonCode.UNSCHEDULABLE,
         ReasonCode.GANG_INCOMPLETE,
         ReasonCode.GANG_TIMEOUT,
+        ReasonCode.QUOTA_EXCEEDED,
     }
 )
 
@@ -58,6 +64,7 @@ BACKEND = Backend(
     ),
     reasons=REASONS,
     actions="hpctop.backends.kube_scheduler.act",
+    builtin=True,
     writes=(CONFIGMAPS,),
     decoders={
         "Pod": (structs.PodS, lambda w, _: pod_from_struct(w)),
@@ -65,7 +72,6 @@ BACKEND = Backend(
         "PriorityClass": (structs.PriorityClassS, lambda w, _: priority_class_from_struct(w)),
         **{kind: workload_decoder(kind) for kind in ("Job", "Deployment", "StatefulSet")},
     },
-    select=lambda _apis: Selection(),  # the core is served everywhere: nothing to discover
 )
 
 __all__ = ["BACKEND", "DEFAULT_RESOURCES", "parse_unschedulable", "pod_reason"]

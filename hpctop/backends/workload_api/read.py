@@ -21,7 +21,8 @@ Read-only: kube-scheduler has no queue to hold or reorder; the pods' own actions
 from __future__ import annotations
 
 from hpctop.backends.contract import Backend, ResourceSpec, Selection, ServedApis
-from hpctop.model.backends.evidence import JobEvidence, pod_reason
+from hpctop.model.backends.evidence import JobEvidence
+from hpctop.model.backends.unschedulable import pod_reason
 from hpctop.model.objects import NATIVE_SCHEDULING_GROUP, Condition, PodGroup, Reason
 from hpctop.model.projection import DecodeError, conditions, controller_of, count
 from hpctop.model.resources import ZERO
@@ -187,7 +188,6 @@ REASONS: frozenset[ReasonCode] = frozenset(
         ReasonCode.UNSCHEDULABLE,
         ReasonCode.PREEMPTING,
         # what kube-scheduler's message parses into (pod_reason)
-        ReasonCode.GANG_TIMEOUT,
         ReasonCode.RESOURCES,
         ReasonCode.CONSTRAINTS,
         ReasonCode.NODE_UNAVAILABLE,
@@ -200,7 +200,7 @@ BACKEND = Backend(
     title="Kubernetes Workload API (native gangs, KEP-4671)",
     upstream="https://github.com/kubernetes/api",
     watches=(PODGROUPS,),
-    fixtures=("tests/fixtures/backends/gangs_2026.yaml",),
+    fixtures=("tests/fixtures/gangs_2026/gangs.yaml",),
     reasons=REASONS,
     actions=None,
     read_only="kube-scheduler's gangs have no queue to hold, reorder or close; the pods' own actions apply",

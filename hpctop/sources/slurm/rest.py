@@ -1,11 +1,14 @@
-"""A read-only slurmrestd client: version negotiation, JWT auth, and one neutral job model.
+"""The slurmrestd client: version negotiation, JWT auth, one chokepoint, and the neutral job model.
 
-Why its own chokepoint: every request goes through ``SlurmRest._get``, which is the only method
-that opens a connection and only ever sends ``GET``; a mutating verb cannot leave this module.
+Why one chokepoint: every request goes through ``SlurmRest._send``, the only method that opens a
+connection. A read-only client (the default) runs each request through the Kubernetes transport's
+own :func:`~hpctop.sources.kube.transport.check_read_only` there, before the token is attached or
+a socket opened, so a mutating verb cannot leave a read-only client whoever calls it.
 Why negotiation: Debian's Slurm 22.05 serves ``/slurm/v0.0.36``-``v0.0.38``, Slinky's
-slurmrestd ``v0.0.42`` and newer; the server's OpenAPI document lists the paths it serves, and
-the highest known version is used. v0.0.40+ wraps numbers as ``{"set", "infinite", "number"}``
-and job states as lists; ``_number``/``_state`` read both shapes into ``SlurmJob``.
+slurmrestd ``v0.0.42`` and newer; the server's OpenAPI document lists the paths it serves (v0.0.42+
+spells collections with a trailing ``/``), and the highest known version is used. v0.0.40+ wraps
+numbers as ``{"set", "infinite", "number"}`` and states as lists; :mod:`hpctop.backends.slurm.wire`
+reads both shapes. A malformed entry is skipped and counted in ``SlurmRest.skipped``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,26 @@ import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
+from hpctop.backends.slurm.wire import (
+    MalformedObject,
+    SlurmJob,
+    SlurmNode,
+    SlurmPartition,
+    SlurmReservation,
+    SlurmShare,
+    parse_job,
+    parse_node,
+    parse_partition,
+    parse_reservation,
+    parse_share,
+    text,
+)
 from hpctop.errors import PlainMessageError
+from hpctop.sources.kube.transport import check_read_only
 
 KNOWN_VERSIONS = (
     "v0.0.36",
@@ -36,123 +54,16 @@ _VERSION = re.compile(r"^/slurm/(v\d+\.\d+\.\d+)/jobs/?$")
 
 
 class SlurmError(PlainMessageError):
-    """slurmrestd unreachable, refusing the token, or answering with Slurm's own errors."""
+    """slurmrestd unreachable, refusing the token, or answering with Slurm's own errors.
 
+    ``status`` is the HTTP status (None when no answer came); ``slurm`` says the text is Slurm's
+    own (its ``errors`` list: ``Access/permission denied``, ``Invalid job id specified``).
+    """
 
-@dataclass(frozen=True, slots=True)
-class SlurmJob:
-    """One Slurm job as ``squeue`` shows it, whatever the API version."""
-
-    job_id: int
-    name: str
-    user: str
-    account: str
-    partition: str
-    qos: str
-    state: str  # Slurm's own base state: PENDING, RUNNING, ...
-    reason: str  # Slurm's state_reason: None, Resources, Priority, JobHeldUser, ...
-    priority: int
-    nodes: str  # Slurm's hostlist expression ("" while pending)
-    node_count: int
-    submit_time: int
-    start_time: int  # for a pending job: Slurm's own expected start (0 when unknown)
-    time_limit_min: int | None
-    array_job_id: int | None
-    array_task_id: int | None
-    het_job_id: int | None
-    tres: str
-
-
-def _number(value: object) -> int | None:
-    """An integer as v0.0.38 (plain) or v0.0.40+ (``{"set": .., "infinite": .., "number": ..}``) sends it."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Mapping):
-        if not value.get("set", True) or value.get("infinite", False):
-            return None
-        number = value.get("number")
-        return int(number) if isinstance(number, int) else None
-    return None
-
-
-#: state flags squeue shows instead of the base state (job_state_string's precedence)
-_SHOWN_FLAGS = ("COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_HOLD", "STAGE_OUT", "SIGNALING")
-
-
-def _state(value: object) -> str:
-    """v0.0.38 sends squeue's word; v0.0.40+ the base state and its flags (``["RUNNING", "COMPLETING"]``)."""
-    if isinstance(value, list):
-        words = [str(v) for v in value]
-        shown = [flag for flag in _SHOWN_FLAGS if flag in words]
-        return shown[0] if shown else (words[0] if words else "")
-    return str(value or "")
-
-
-_RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
-
-
-def expand_hostlist(expression: str) -> list[str]:
-    """Slurm's hostlist expression (``sn[1-2,5],gpu7``) as node names, zero padding kept."""
-    names: list[str] = []
-    depth = 0
-    part = ""
-    for char in expression + ",":
-        if char == "," and depth == 0:
-            if part:
-                names.extend(_expand_one(part))
-            part = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        part += char
-    return names
-
-
-def _expand_one(part: str) -> list[str]:
-    match = _RANGE.match(part)
-    if match is None:
-        return [part]
-    out: list[str] = []
-    for span in match["ranges"].split(","):
-        first, _, last = span.partition("-")
-        if not first.isdigit() or (last and not last.isdigit()):
-            return [part]
-        for number in range(int(first), int(last or first) + 1):
-            out.extend(
-                f"{match['prefix']}{number:0{len(first)}d}{rest}" for rest in _expand_one(match["suffix"])
-            )
-    return out
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def parse_job(raw: Mapping[str, object]) -> SlurmJob:
-    array_task = _number(raw.get("array_task_id"))
-    array_job = _number(raw.get("array_job_id"))
-    het = _number(raw.get("het_job_id"))
-    return SlurmJob(
-        job_id=_number(raw.get("job_id")) or 0,
-        name=_text(raw.get("name")),
-        user=_text(raw.get("user_name")),
-        account=_text(raw.get("account")),
-        partition=_text(raw.get("partition")),
-        qos=_text(raw.get("qos")),
-        state=_state(raw.get("job_state")),
-        reason=_text(raw.get("state_reason")) or "None",
-        priority=_number(raw.get("priority")) or 0,
-        nodes=_text(raw.get("nodes")),
-        node_count=_number(raw.get("node_count")) or 0,
-        submit_time=_number(raw.get("submit_time")) or 0,
-        start_time=_number(raw.get("start_time")) or 0,
-        time_limit_min=_number(raw.get("time_limit")),
-        array_job_id=array_job or None,
-        array_task_id=array_task,
-        het_job_id=het or None,
-        tres=_text(raw.get("tres_req_str")) or _text(raw.get("tres_alloc_str")),
-    )
+    def __init__(self, message: str, *, status: int | None = None, slurm: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.slurm = slurm
 
 
 def token_from(*, token_file: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
@@ -164,54 +75,210 @@ def token_from(*, token_file: str | None = None, env: Mapping[str, str] | None =
     return value.strip() if value else None
 
 
-class SlurmRest:
-    """GET-only slurmrestd client; ``version`` is negotiated on first use."""
+#: what a job update sends, per API version family (v0.0.38 takes strings, v0.0.40+ wrapped numbers)
+UpdateFields = Mapping[str, object]
 
-    def __init__(self, url: str, *, user: str, token: str | None, timeout: float = 5.0) -> None:
-        self.url = url.rstrip("/")
+
+class SlurmRest:
+    """The slurmrestd client; ``version`` is negotiated on first use.
+
+    Every request goes through :meth:`_send`, the one method that opens a connection. A client
+    made with ``read_only=True`` (the default) passes every request through
+    :func:`hpctop.sources.kube.transport.check_read_only`, the check the Kubernetes transport
+    makes, before any socket is opened: a mutating verb raises and nothing is sent.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        user: str,
+        token: str | None,
+        timeout: float = 5.0,
+        read_only: bool = True,
+        opener: Callable[..., Any] | None = None,
+        base_path: str = "",
+    ) -> None:
+        self.url = url.rstrip("/") + base_path.rstrip("/")
         self.user = user
         self.token = token
         self.timeout = timeout
+        self.read_only = read_only
         self.version: str | None = None
+        self.served: frozenset[str] = frozenset()
+        #: objects skipped as malformed, per kind (``nodes``, ``jobs``...), since this client was made
+        self.skipped: dict[str, int] = {}
+        self._open = opener or urllib.request.urlopen
 
-    def _get(self, path: str) -> dict[str, object]:
+    # -- the chokepoint ------------------------------------------------------------------------
+
+    def _send(self, method: str, path: str, body: Mapping[str, object] | None = None) -> dict[str, object]:
+        if self.read_only:
+            check_read_only(method, path)  # raises before the token is read or a socket opened
         headers = {"X-SLURM-USER-NAME": self.user, "Accept": "application/json"}
         if self.token:
             headers["X-SLURM-USER-TOKEN"] = self.token
-        request = urllib.request.Request(self.url + path, headers=headers, method="GET")
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as resp:
-                body = resp.read()
+            with self._open(request, timeout=self.timeout) as resp:
+                raw = resp.read()
         except urllib.error.HTTPError as err:
-            detail = err.read()[:500].decode(errors="replace")
-            raise SlurmError(f"slurmrestd {err.code} on {path}: {detail}") from err
+            raise _http_error(err, method, path) from err
         except OSError as err:
             raise SlurmError(f"slurmrestd unreachable at {self.url}: {err}") from err
         try:
-            data = json.loads(body)
+            answer = json.loads(raw)
         except ValueError as err:
             raise SlurmError(f"slurmrestd sent no JSON on {path}: {err}") from err
-        if not isinstance(data, dict):
+        if not isinstance(answer, dict):
             raise SlurmError(f"slurmrestd sent a non-object on {path}")
-        errors = data.get("errors")
-        if isinstance(errors, list) and errors:
-            raise SlurmError(f"slurm: {errors}")
-        return data
+        errors = slurm_errors(answer)
+        if errors:
+            raise SlurmError(f"Slurm: {errors}")
+        return answer
+
+    def _get(self, path: str) -> dict[str, object]:
+        return self._send("GET", path)
+
+    # -- negotiation ---------------------------------------------------------------------------
 
     def negotiate(self) -> str:
         """The highest API version both the server's OpenAPI document and this client know."""
         doc = self._get("/openapi/v3")
         paths = doc.get("paths")
-        served = {m.group(1) for p in (paths if isinstance(paths, dict) else {}) if (m := _VERSION.match(p))}
+        self.served = frozenset(paths if isinstance(paths, dict) else ())
+        served = {m.group(1) for p in self.served if (m := _VERSION.match(p))}
         usable = [v for v in KNOWN_VERSIONS if v in served]
         if not usable:
             raise SlurmError(f"slurmrestd serves no known job API (served: {sorted(served)})")
         self.version = usable[-1]
         return self.version
 
-    def jobs(self) -> list[SlurmJob]:
+    def path(self, name: str) -> str:
+        """``/slurm/<version>/<name>`` as the server spells it (v0.0.42+ adds a trailing ``/``)."""
         version = self.version or self.negotiate()
-        data = self._get(f"/slurm/{version}/jobs")
-        raw = data.get("jobs")
-        jobs = [parse_job(j) for j in (raw if isinstance(raw, list) else []) if isinstance(j, dict)]
-        return sorted(jobs, key=lambda j: j.job_id)
+        bare = f"/slurm/{version}/{name}"
+        if bare in self.served or f"{bare}/" not in self.served:
+            return bare
+        return f"{bare}/"
+
+    def serves(self, name: str) -> bool:
+        bare = self.path(name).rstrip("/")
+        return bare in self.served or f"{bare}/" in self.served
+
+    def _list(self, name: str, key: str, parse: Callable[[Mapping[str, object]], T]) -> list[T]:
+        data = self._get(self.path(name))
+        raw = data.get(key)
+        if isinstance(raw, Mapping) and key == "shares":  # v0.0.40+: {"shares": {"shares": [...]}}
+            raw = raw.get("shares")
+        items: list[T] = []
+        bad = 0
+        for item in raw if isinstance(raw, list) else []:
+            try:
+                if not isinstance(item, Mapping):
+                    raise MalformedObject(f"a {name} entry that is not an object")
+                items.append(parse(item))
+            except (MalformedObject, TypeError, ValueError):
+                bad += 1
+        if bad:
+            self.skipped[name] = self.skipped.get(name, 0) + bad
+        return items
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def jobs(self) -> list[SlurmJob]:
+        return sorted(self._list("jobs", "jobs", parse_job), key=lambda j: j.job_id)
+
+    def job(self, job_id: str) -> SlurmJob | None:
+        """One job by squeue's id (``123`` or an array task ``123_4``); None when Slurm no longer has it."""
+        try:
+            found = self._list(f"job/{job_id}", "jobs", parse_job)
+        except SlurmError as exc:
+            if exc.slurm and "Invalid job id" in str(exc):
+                return None
+            raise
+        return found[0] if found else None
+
+    def nodes(self) -> list[SlurmNode]:
+        return sorted(self._list("nodes", "nodes", parse_node), key=lambda n: n.name)
+
+    def partitions(self) -> list[SlurmPartition]:
+        return self._list("partitions", "partitions", parse_partition)
+
+    def reservations(self) -> list[SlurmReservation]:
+        return sorted(self._list("reservations", "reservations", parse_reservation), key=lambda r: r.name)
+
+    def shares(self) -> list[SlurmShare]:
+        """sshare's data; slurmrestd serves it from v0.0.40 (Slurm 23.11) on, through slurmdbd."""
+        self.version or self.negotiate()
+        if not self.serves("shares"):
+            raise SlurmError(
+                f"slurmrestd {self.version} serves no shares (sshare's data): /shares came with "
+                "v0.0.40 (Slurm 23.11)"
+            )
+        return self._list("shares", "shares", parse_share)
+
+    # -- job changes (never sent by a read-only client) ------------------------------------------
+
+    def cancel(self, job_id: str) -> dict[str, object]:
+        """``scancel``: DELETE /job/{id} (SIGKILL, as scancel without --signal)."""
+        return self._send("DELETE", self.path(f"job/{job_id}"))
+
+    def update(self, job_id: str, fields: UpdateFields) -> dict[str, object]:
+        """``scontrol update job``: POST /job/{id} with the fields to change."""
+        return self._send("POST", self.path(f"job/{job_id}"), fields)
+
+    def update_fields(
+        self, *, hold: bool | None = None, priority: int | None = None, partition: str | None = None
+    ) -> dict[str, object]:
+        """The body of a job update in this server's version's shape."""
+        version = self.version or self.negotiate()
+        wrapped = version >= "v0.0.40"
+        body: dict[str, object] = {}
+        if hold is not None:
+            body["hold"] = hold
+        if priority is not None:
+            body["priority"] = {"set": True, "number": priority} if wrapped else str(priority)
+        if partition is not None:
+            body["partition"] = partition
+        return body
+
+
+T = TypeVar("T")
+
+
+def slurm_errors(answer: Mapping[str, object]) -> str:
+    """Slurm's own error text from a response's ``errors`` (``Access/permission denied``), or ""."""
+    errors = answer.get("errors")
+    if not isinstance(errors, list):
+        return ""
+    texts = []
+    for err in errors:
+        if isinstance(err, Mapping):
+            said = text(err.get("error")) or text(err.get("description"))
+            detail = text(err.get("description"))
+            texts.append(f"{said} ({detail})" if detail and detail != said else said)
+        elif isinstance(err, str):
+            texts.append(err)
+    return "; ".join(t for t in texts if t)
+
+
+def _http_error(err: urllib.error.HTTPError, method: str, path: str) -> SlurmError:
+    """An HTTP error with Slurm's own words when the body carries them (a 500 with ``errors``)."""
+    body = err.read()[:4000]
+    detail = body[:500].decode(errors="replace")
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and (said := slurm_errors(answer)):
+        detail = said
+    return SlurmError(
+        f"slurmrestd {err.code} on {method} {path}: {detail}",
+        status=err.code,
+        slurm=bool(isinstance(answer, dict) and slurm_errors(answer)),
+    )

@@ -22,11 +22,11 @@ from hpctop.model.store import Snapshot
 from hpctop.model.topology import job_topology
 from hpctop.scheduling.observed import OWN_SCHEDULER, merge
 from hpctop.scheduling.types import JobPlan
-from hpctop.tables.topology import topology_lines
 from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
+from hpctop.tui.topology_text import topology_lines
 
 if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord

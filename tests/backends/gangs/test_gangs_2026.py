@@ -193,4 +193,5 @@ def test_every_queueing_backend_gets_a_position_labelled_as_an_estimate(reading:
     # the native API has no queues: one cluster-wide line
     native = [r for r in rows if r["queue_layer"] == "workload-api"]
     assert {r["queue_position"]["queue"] for r in native} == {None}
-    assert sorted(r["queue_position"]["position"] for r in native) == [1, 2]
+    assert sorted(r["queue_position"]["position"] for r in native) == list(range(1, len(native) + 1))
+    assert {r["queue_position"]["of"] for r in native} == {len(native)}

@@ -18,7 +18,7 @@ import yaml  # type: ignore[import-untyped]
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.kube import KubeActions, StaleTarget
 from hpctop.actions.requests import ActionForbidden, QueueChange
-from hpctop.actions.yunikorn import CONFIGMAP, YuniKornQueues
+from hpctop.backends.yunikorn.act import CONFIGMAP, YuniKornQueues
 from hpctop.errors import ActionRefused
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.transport import KubeClient

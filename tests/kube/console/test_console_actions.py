@@ -184,6 +184,8 @@ async def test_a_conflict_shows_what_changed_and_asks_again(
         assert job is not None and job["spec"]["suspend"] is False  # the 409 changed nothing
         entry = app.journal.of(KEY)[-1]
         assert not entry.ok and "changed since you saw it" in entry.message
+        summaries = [n.message for n in app._notifications if n.message.startswith("hold: ")]
+        assert summaries == ["hold: 0 done, 1 changed since you saw it (nothing done)"]  # not "1 failed"
 
         await pilot.press("y")
         await settle(app, pilot)
@@ -214,6 +216,7 @@ async def test_a_403_is_explained_and_not_retried(fake: FakeApiServer, live: Liv
         notes = [n.message for n in app._notifications]
         assert any("refused delete jobs.batch in team-a (403)" in m and "does not retry" in m for m in notes)
         assert all(not n.markup for n in app._notifications)
+        assert "cancel: 0 done, 1 refused" in notes  # its own outcome, not "1 failed"
         assert "HTTP 403" in app._detail(KEY).plain
 
 

@@ -6,9 +6,12 @@ Why the ConfigMap: YuniKorn's REST API only reads; a queue's ``priority.offset``
 hot-reloads. So a change is: read the ConfigMap, change the one queue in the parsed document, ask
 YuniKorn to validate the result (``POST .../proxy/ws/v1/validate-conf``: a config it rejects
 would stop every later reload), then one merge patch of ``data["queues.yaml"]`` carrying the
-ConfigMap's resourceVersion, the server's dry run first. A concurrent edit is a 409 (never
-overwritten), and the rules of :mod:`hpctop.actions.kube` hold: access review before sending,
-audit records, a 403 explained and not retried, a lost answer settled by re-reading.
+ConfigMap's resourceVersion, the server's dry run first. The patch is sent by the actions engine
+(:meth:`~hpctop.actions.engine.core.ActionEngine.carry_out`), so its rules hold unchanged: access
+review before sending, audit records, a concurrent edit is a 409 (never overwritten), a 403
+explained and not retried, a lost answer settled by re-reading. Its flow differs from a job's
+only before the send (YuniKorn's own validation, no read in read-only mode), which is why it has a
+preview of its own; :class:`YuniKornQueuePlan` is its table entry (what ``permissions()`` offers).
 
 What it costs: the file is re-serialised from the parsed YAML, so its comments and layout are
 not kept. The preview says so, with the number of comment lines lost, and shows every changed
@@ -22,16 +25,18 @@ queue the file does not name (a dynamic queue made by a placement rule), quota o
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
 import yaml  # type: ignore[import-untyped]
 
-from hpctop.actions.kube import FIELD_MANAGER, MERGE_PATCH, KubeActions, Seen, StaleTarget, _dig, _message
+from hpctop.actions.engine.core import ActionEngine
+from hpctop.actions.engine.objects import status_message
+from hpctop.actions.engine.plan import ActionTable, KindPlan, Need
+from hpctop.actions.engine.targets import FIELD_MANAGER, MERGE_PATCH, Seen, Step, Target
 from hpctop.actions.requests import (
     YUNIKORN_QUEUE,
-    ActionForbidden,
     ActionKind,
     ActionRequest,
     ActionResult,
@@ -105,7 +110,7 @@ class YuniKornQueues:
     audit log and reviews. ``namespace`` is YuniKorn's; only the ``default`` partition exists on
     Kubernetes."""
 
-    def __init__(self, actions: KubeActions, namespace: str = NAMESPACE, partition: str = "default") -> None:
+    def __init__(self, actions: ActionEngine, namespace: str = NAMESPACE, partition: str = "default") -> None:
         self.actions = actions
         self.namespace = namespace
         self.partition = partition
@@ -187,6 +192,9 @@ class YuniKornQueues:
     def _patch(self, rv: str, new: str) -> dict[str, Any]:
         return {"metadata": {"resourceVersion": rv}, "data": {KEY: new}}
 
+    def _step(self, body: dict[str, Any]) -> Step:
+        return Step("PATCH", self.path, body, "patch", "", "configmaps", content_type=MERGE_PATCH)
+
     async def preview(self, change: QueueChange) -> Preview:
         """Validate with YuniKorn, then the API server's dry run of the ConfigMap patch."""
         request = self.request(change)
@@ -211,7 +219,7 @@ class YuniKornQueues:
         if isinstance(plan, str):
             return Preview(request, False, (), refusal=plan)
         new, changed, notes = plan
-        seen = Seen(obj, self.actions._clock())
+        seen = Seen(obj, self.actions.clock())
         body = self._patch(seen.rv, new)
         described = (f"PATCH {self.path}?fieldManager={FIELD_MANAGER} {orjson.dumps(body).decode()[:300]}…",)
         try:
@@ -223,7 +231,7 @@ class YuniKornQueues:
         if not verdict.ok:
             return Preview(
                 request, False, (),
-                refusal=f"YuniKorn's validate-conf failed (HTTP {verdict.status}): {_message(verdict)}",
+                refusal=f"YuniKorn's validate-conf failed (HTTP {verdict.status}): {status_message(verdict)}",
                 requests=described,
             )  # fmt: skip
         answer = verdict.json()
@@ -232,19 +240,9 @@ class YuniKornQueues:
             return Preview(
                 request, False, (), refusal=f"YuniKorn rejects the new {KEY}: {reason}", requests=described
             )
-        try:
-            dry = await self.actions.client.request(
-                "PATCH", self.path, params={"fieldManager": FIELD_MANAGER, "dryRun": "All"}, body=body,
-                content_type=MERGE_PATCH,
-            )  # fmt: skip
-        except (ServerUnreachable, StreamBroken) as exc:
-            return Preview(request, False, (), refusal=f"preview failed: {exc.detail}", requests=described)
-        if not dry.ok:
-            return Preview(
-                request, False, (),
-                refusal=f"the server would refuse this (HTTP {dry.status}): {_message(dry)}",
-                requests=described,
-            )  # fmt: skip
+        dry = await self.actions.dry_run(request, self._step(body), described)
+        if isinstance(dry, Preview):
+            return dry
         self._seen[(change.queue, change.describe())] = (seen, new)
         changes = (
             *changed,
@@ -255,8 +253,13 @@ class YuniKornQueues:
         )
         return Preview(request, True, changes, requests=described)
 
+    @property
+    def target(self) -> Target:
+        return Target("ConfigMap", "", "v1", "configmaps", self.namespace, CONFIGMAP)
+
     async def execute(self, change: QueueChange) -> ActionResult:
-        """The patch, with the resourceVersion the preview saw (a fresh preview first when none)."""
+        """The patch, with the resourceVersion the preview saw (a fresh preview first when none),
+        sent and answered by the engine's rules (access review, audit, 409/403/5xx, settling)."""
         request = self.request(change)
         refusal = self._static_refusal(change)
         if refusal is not None:
@@ -269,73 +272,41 @@ class YuniKornQueues:
             if not preview.allowed:
                 raise ActionRefused(preview.refusal)
         seen, new = self._seen.pop(key)
-        job = "/".join(request.job)
-        action = "yunikorn-queue"
-        user = await self.actions.whoami()
-        allowed, reason = await self.actions.access_review(
-            "patch", "", "configmaps", self.namespace, CONFIGMAP
+        step = self._step(self._patch(seen.rv, new))
+        return await self.actions.carry_out(
+            request, PLAN, self.target, seen, [step], again=lambda: self.preview(change)
         )
-        if not allowed:
-            message = (
-                f"not allowed: you may not patch configmaps in {self.namespace} (SelfSubjectAccessReview"
-                + (f": {reason}" if reason else "") + "); nothing was sent"
-            )  # fmt: skip
-            self.actions._audit(
-                phase="refused", user=user, action=action, job=job, uid=seen.uid, ok=False, message=message
-            )
-            raise ActionRefused(message)
-        body = self._patch(seen.rv, new)
-        self.actions._audit(
-            phase="intent", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
-            dry_run=False, preconditions={"resourceVersion": seen.rv}, message=change.describe(),
-        )  # fmt: skip
-        try:
-            response = await self.actions.client.request(
-                "PATCH",
-                self.path,
-                params={"fieldManager": FIELD_MANAGER},
-                body=body,
-                content_type=MERGE_PATCH,
-            )
-        except (ServerUnreachable, StreamBroken) as exc:
-            return await self._settle(request, seen, new, f"no answer ({exc.detail})")
-        self.actions._audit(
-            phase="outcome", user=user, action=action, job=job, uid=seen.uid, method="PATCH", path=self.path,
-            status=response.status, audit_id=response.audit_id or "", ok=response.ok,
-            message=_message(response) if not response.ok else "",
-        )  # fmt: skip
-        status = response.status
-        text = _message(response)
-        if response.ok:
-            return ActionResult(
-                request, True, f"YuniKorn queue {change.queue}: {change.describe()}", (f"{KEY} updated",)
-            )
-        if status == 409:
-            fresh = await self.preview(change)
-            raise StaleTarget(
-                f"{self.namespace}/{CONFIGMAP} changed since you saw it (someone edited {KEY}), so "
-                f"nothing was done (server: {text}). Confirm again to act on the new file.",
-                changed=(f"{KEY} edited by someone else",),
-                preview=fresh,
-            )
-        if status == 403:
-            raise ActionForbidden(
-                f"the API server refused patch configmaps in {self.namespace} (403): {text}. Nothing "
-                "more was sent and hpctop does not retry",
-                namespace=self.namespace, kind=YUNIKORN_QUEUE, action=ActionKind.PRIORITY,
-            )  # fmt: skip
-        if status >= 500:
-            return await self._settle(request, seen, new, f"HTTP {status}: {text}")
-        raise ActionFailed(f"changing {KEY} failed (HTTP {status}): {text}")
 
-    async def _settle(self, request: ActionRequest, seen: Seen, new: str, why: str) -> ActionResult:
-        """No answer or a 5xx: re-read; done only if the ConfigMap holds exactly the new text."""
-        try:
-            now = await self._read()
-        except (ServerUnreachable, StreamBroken, ActionFailed) as exc:
-            raise ActionFailed(f"outcome unknown for {KEY}: {why}, and re-reading failed ({exc})") from None
-        if now is not None and _dig(now, "metadata", "uid") == seen.uid and _dig(now, "data", KEY) == new:
-            return ActionResult(request, True, f"{KEY} updated", (f"confirmed by re-reading after {why}",))
-        raise ActionFailed(
-            f"{KEY} did not change ({why}); re-reading shows the old file. It is safe to try again."
-        )
+
+class YuniKornQueuePlan(KindPlan):
+    """What a YuniKorn queue offers: its priority offset and quota, through :class:`YuniKornQueues`."""
+
+    kind = YUNIKORN_QUEUE
+    job_kind = False
+
+    def offers(self, action: ActionKind) -> list[Need] | str:
+        if action == ActionKind.PRIORITY:  # priority offset and quota: queues.yaml in a ConfigMap
+            return [("patch", "", "configmaps", "")]
+        return "a YuniKorn queue's priority offset and quota are changed (e); it has no other action"
+
+    def static_refusal(self, request: ActionRequest) -> str | None:
+        return "a YuniKorn queue is changed through its ConfigMap (YuniKornQueues), not as a job"
+
+    def doing(self, request: ActionRequest, target: Target) -> str:
+        return f"changing {KEY} for YuniKorn queue {request.job[2]}"
+
+    def audit_action(self, request: ActionRequest) -> str:
+        return "yunikorn-queue"
+
+    def intent(self, request: ActionRequest, steps: Sequence[Step]) -> str:
+        return str(request.value)  # the change, not the whole file
+
+    def done_text(self, step: Step, answer: Any) -> str | None:
+        return f"{KEY} updated"
+
+    def done(self, request: ActionRequest, target: Target, seen_obj: Mapping[str, Any]) -> str:
+        return f"YuniKorn queue {request.job[2]}: {request.value}"
+
+
+PLAN = YuniKornQueuePlan()
+TABLE = ActionTable("yunikorn", plans=(PLAN,))

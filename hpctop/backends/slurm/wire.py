@@ -1,0 +1,424 @@
+"""The neutral Slurm model: jobs, nodes, partitions, shares and reservations as squeue/sinfo/sshare see them.
+
+Why one model for every API version: Debian's and RHEL's Slurm serve slurmrestd v0.0.38-v0.0.41,
+Slinky's v0.0.42 and newer, and the shapes differ. v0.0.38 sends plain integers (``-1`` or
+``null`` for "infinite"/"unset"), a node state word plus ``state_flags``, and flat partitions;
+v0.0.40+ wraps numbers as ``{"set", "infinite", "number"}``, sends a node's state as one list
+(base state and flags together) and nests a partition (``priority.tier``, ``maximums.time``,
+``partition.state``). The parsers here read both into the same frozen records, so nothing above
+the source knows which version answered.
+
+A malformed object (no name, a non-object) raises :class:`MalformedObject`; the client skips it
+and counts it, it is never half-applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "MalformedObject",
+    "SlurmJob",
+    "SlurmNode",
+    "SlurmPartition",
+    "SlurmReservation",
+    "SlurmShare",
+    "expand_hostlist",
+    "number",
+    "parse_job",
+    "parse_node",
+    "parse_partition",
+    "parse_reservation",
+    "parse_share",
+    "real",
+    "state_word",
+    "text",
+]
+
+
+class MalformedObject(ValueError):
+    """An object slurmrestd sent that cannot be read (skipped and counted, never half-applied)."""
+
+
+def number(value: object) -> int | None:
+    """An integer as v0.0.38 (plain) or v0.0.40+ (``{"set", "infinite", "number"}``) sends it."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        if not value.get("set", True) or value.get("infinite", False):
+            return None
+        inner = value.get("number")
+        return number(inner) if not isinstance(inner, Mapping) else None
+    return None
+
+
+def limit(value: object) -> int | None:
+    """A limit: ``None`` when Slurm means "no limit" (v0.0.38's ``-1``, v0.0.40+'s ``infinite``)."""
+    found = number(value)
+    return None if found is None or found < 0 else found
+
+
+def real(value: object) -> float | None:
+    """A float, plain or wrapped (``shares_normalized``, ``fairshare.factor``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, Mapping):
+        if not value.get("set", True) or value.get("infinite", False):
+            return None
+        return real(value.get("number"))
+    return None
+
+
+def text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def words(value: object) -> tuple[str, ...]:
+    """A list of strings, or a comma-separated string (v0.0.44's ``csv_string`` or v0.0.38's text)."""
+    if isinstance(value, str):
+        return tuple(part for part in value.split(",") if part)
+    if isinstance(value, Sequence):
+        return tuple(str(part) for part in value if isinstance(part, str) and part)
+    return ()
+
+
+#: job state flags squeue shows instead of the base state (job_state_string's precedence)
+_SHOWN_FLAGS = ("COMPLETING", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_HOLD", "STAGE_OUT", "SIGNALING")
+
+
+def state_word(value: object) -> str:
+    """A job state: v0.0.38 sends squeue's word; v0.0.40+ the base state and its flags.
+
+    (``["RUNNING", "COMPLETING"]`` reads ``COMPLETING``, as squeue shows it.)
+    """
+    if isinstance(value, list):
+        found = [str(v) for v in value]
+        shown = [flag for flag in _SHOWN_FLAGS if flag in found]
+        return shown[0] if shown else (found[0] if found else "")
+    return str(value or "")
+
+
+def _name(raw: Mapping[str, object], what: str) -> str:
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise MalformedObject(f"a Slurm {what} without a name")
+    return name
+
+
+#: the base node states (slurm.h ``node_states``); anything else in a state list is a flag
+_NODE_BASE = frozenset({"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"})
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmNode:
+    """One Slurm node (``sinfo -N``, ``scontrol show node``)."""
+
+    name: str
+    base_state: str  # IDLE, MIXED, ALLOCATED, DOWN, ...
+    flags: tuple[str, ...]  # DRAIN, NOT_RESPONDING, COMPLETING, RESERVED, ...
+    partitions: tuple[str, ...]
+    cpus: int
+    alloc_cpus: int
+    real_memory_mb: int
+    alloc_memory_mb: int
+    gres: str  # ``gpu:2`` or ``gpu:a100:8(S:0-1)``
+    gres_used: str
+    reason: str
+    reason_user: str
+    reason_time: int | None
+
+    @property
+    def sinfo_state(self) -> str:
+        """The state as ``sinfo -N -o %T`` prints it (node_state_string's order: drain, then the flags)."""
+        base = self.base_state.lower() or "unknown"
+        flags = set(self.flags)
+        if "DRAIN" in flags:
+            if "COMPLETING" in flags or self.base_state in ("ALLOCATED", "MIXED"):
+                word = "draining"
+            else:  # a down node that is also drained reads "drained" (seen on 22.05)
+                word = "drained"
+        elif "MAINTENANCE" in flags:
+            word = "maint"
+        elif "REBOOT_REQUESTED" in flags or "REBOOT_ISSUED" in flags:
+            word = "reboot"
+        elif "POWERED_DOWN" in flags or "POWER_DOWN" in flags:
+            word = "idle" if self.base_state == "IDLE" else base
+        elif "COMPLETING" in flags:
+            word = "completing"
+        elif "RESERVED" in flags and self.base_state == "IDLE":
+            word = "reserved"
+        elif "PLANNED" in flags and self.base_state == "IDLE":
+            word = "planned"
+        else:
+            word = base
+        return word + ("*" if "NOT_RESPONDING" in flags else "")
+
+    @property
+    def gpus(self) -> int:
+        return _gres_count(self.gres, "gpu")
+
+    @property
+    def gpus_used(self) -> int:
+        return _gres_count(self.gres_used, "gpu")
+
+
+def _gres_count(gres: str, name: str) -> int:
+    """The count of one GRES in ``gpu:2,gpu:a100:4(S:0-1),shard:8``; ``gpu:0`` and ``(null)`` are 0."""
+    total = 0
+    depth = 0
+    part = ""
+    for char in gres + ",":
+        if char == "," and depth == 0:
+            fields = part.split("(", 1)[0].split(":")
+            if fields[0] == name and len(fields) >= 2 and fields[-1].isdigit():
+                total += int(fields[-1])
+            part = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        part += char
+    return total
+
+
+def parse_node(raw: Mapping[str, object]) -> SlurmNode:
+    name = _name(raw, "node")
+    state = raw.get("state")
+    if isinstance(state, list):  # v0.0.40+: base state and flags in one list
+        found = [str(s).upper() for s in state]
+        base = next((s for s in found if s in _NODE_BASE), "UNKNOWN")
+        flags = tuple(s for s in found if s != base)
+    else:  # v0.0.38: a lower-case word and a separate flag list
+        base = text(state).upper() or "UNKNOWN"
+        flags = words(raw.get("state_flags"))
+    return SlurmNode(
+        name=name,
+        base_state=base,
+        flags=flags,
+        partitions=words(raw.get("partitions")),
+        cpus=number(raw.get("cpus")) or 0,
+        alloc_cpus=number(raw.get("alloc_cpus")) or 0,
+        real_memory_mb=number(raw.get("real_memory")) or 0,
+        alloc_memory_mb=number(raw.get("alloc_memory")) or 0,
+        gres=text(raw.get("gres")),
+        gres_used=text(raw.get("gres_used")),
+        reason=text(raw.get("reason")),
+        reason_user=text(raw.get("reason_set_by_user")),
+        reason_time=number(raw.get("reason_changed_at")) or None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmPartition:
+    """One Slurm partition (``scontrol show partition``): its tiers, state and limits."""
+
+    name: str
+    state: str  # UP, DOWN, DRAIN, INACTIVE
+    priority_tier: int  # PriorityTier: partitions of a higher tier are scheduled first
+    priority_job_factor: int  # PriorityJobFactor: feeds the job priority's partition factor
+    nodes: str  # hostlist expression
+    total_nodes: int
+    total_cpus: int
+    max_time_min: int | None  # None: no limit
+    max_nodes: int | None
+    default: bool | None  # None: this API version does not say
+    qos: str
+
+
+def _dig(raw: Mapping[str, object], *path: str) -> object:
+    node: object = raw
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def parse_partition(raw: Mapping[str, object]) -> SlurmPartition:
+    name = _name(raw, "partition")
+    if isinstance(raw.get("priority"), Mapping):  # v0.0.40+: nested
+        flags = words(raw.get("flags"))
+        qos = _dig(raw, "qos", "assigned")
+        return SlurmPartition(
+            name=name,
+            state=(words(_dig(raw, "partition", "state")) or ("UNKNOWN",))[0],
+            priority_tier=number(_dig(raw, "priority", "tier")) or 0,
+            priority_job_factor=number(_dig(raw, "priority", "job_factor")) or 0,
+            nodes=text(_dig(raw, "nodes", "configured")),
+            total_nodes=number(_dig(raw, "nodes", "total")) or 0,
+            total_cpus=number(_dig(raw, "cpus", "total")) or 0,
+            max_time_min=limit(_dig(raw, "maximums", "time")),
+            max_nodes=limit(_dig(raw, "maximums", "nodes")),
+            default=("DEFAULT" in {f.upper() for f in flags}) if "flags" in raw else None,
+            qos=text(qos),
+        )
+    return SlurmPartition(
+        name=name,
+        state=text(raw.get("state")) or "UNKNOWN",
+        priority_tier=number(raw.get("priority_tier")) or 0,
+        priority_job_factor=number(raw.get("priority_job_factor")) or 0,
+        nodes=text(raw.get("nodes")),
+        total_nodes=number(raw.get("total_nodes")) or 0,
+        total_cpus=number(raw.get("total_cpus")) or 0,
+        max_time_min=limit(raw.get("max_time_limit")),
+        max_nodes=limit(raw.get("maximum_nodes_per_job")),
+        default="default" in {f.lower() for f in words(raw.get("flags"))},
+        qos=text(raw.get("qos")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmShare:
+    """One association row of ``sshare`` (slurmrestd ``/shares``, v0.0.40 and newer)."""
+
+    account: str  # the account; for a user row, the account the user belongs to
+    user: str  # "" for an account row
+    parent: str
+    partition: str
+    raw_shares: int | None  # None: ``parent`` (the association shares its parent's)
+    norm_shares: float | None
+    raw_usage: int
+    norm_usage: float | None
+    effective_usage: float | None
+    fairshare: float | None  # the fair-share factor (sshare's FairShare)
+    level_fs: float | None
+
+
+def parse_share(raw: Mapping[str, object]) -> SlurmShare:
+    name = _name(raw, "share")
+    kinds = {k.upper() for k in words(raw.get("type"))}
+    is_user = "USER" in kinds
+    parent = text(raw.get("parent"))
+    return SlurmShare(
+        account=parent if is_user else name,
+        user=name if is_user else "",
+        parent=parent,
+        partition=text(raw.get("partition")),
+        raw_shares=limit(raw.get("shares")),
+        norm_shares=real(raw.get("shares_normalized")),
+        raw_usage=number(raw.get("usage")) or 0,
+        norm_usage=real(raw.get("usage_normalized")),
+        effective_usage=real(raw.get("effective_usage")),
+        fairshare=real(_dig(raw, "fairshare", "factor")),
+        level_fs=real(_dig(raw, "fairshare", "level")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmReservation:
+    """One advance reservation (``scontrol show reservation``)."""
+
+    name: str
+    nodes: str  # hostlist expression
+    node_count: int
+    start_time: int | None
+    end_time: int | None
+    users: tuple[str, ...]
+    accounts: tuple[str, ...]
+    partition: str
+    flags: tuple[str, ...]
+
+
+def parse_reservation(raw: Mapping[str, object]) -> SlurmReservation:
+    return SlurmReservation(
+        name=_name(raw, "reservation"),
+        nodes=text(raw.get("node_list")),
+        node_count=number(raw.get("node_count")) or 0,
+        start_time=number(raw.get("start_time")) or None,
+        end_time=number(raw.get("end_time")) or None,
+        users=words(raw.get("users")),
+        accounts=words(raw.get("accounts")),
+        partition=text(raw.get("partition")),
+        flags=tuple(f.upper() for f in words(raw.get("flags"))),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmJob:
+    """One Slurm job as ``squeue`` shows it, whatever the API version."""
+
+    job_id: int
+    name: str
+    user: str
+    account: str
+    partition: str
+    qos: str
+    state: str  # Slurm's own base state: PENDING, RUNNING, ...
+    reason: str  # Slurm's state_reason: None, Resources, Priority, JobHeldUser, ...
+    priority: int
+    nodes: str  # Slurm's hostlist expression ("" while pending)
+    node_count: int
+    submit_time: int
+    start_time: int  # for a pending job: Slurm's own expected start (0 when unknown)
+    time_limit_min: int | None
+    array_job_id: int | None
+    array_task_id: int | None
+    het_job_id: int | None
+    tres: str
+
+
+_RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
+
+
+def expand_hostlist(expression: str) -> list[str]:
+    """Slurm's hostlist expression (``sn[1-2,5],gpu7``) as node names, zero padding kept."""
+    names: list[str] = []
+    depth = 0
+    part = ""
+    for char in expression + ",":
+        if char == "," and depth == 0:
+            if part:
+                names.extend(_expand_one(part))
+            part = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        part += char
+    return names
+
+
+def _expand_one(part: str) -> list[str]:
+    match = _RANGE.match(part)
+    if match is None:
+        return [part]
+    out: list[str] = []
+    for span in match["ranges"].split(","):
+        first, _, last = span.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            return [part]
+        for index in range(int(first), int(last or first) + 1):
+            out.extend(
+                f"{match['prefix']}{index:0{len(first)}d}{rest}" for rest in _expand_one(match["suffix"])
+            )
+    return out
+
+
+def parse_job(raw: Mapping[str, object]) -> SlurmJob:
+    array_task = number(raw.get("array_task_id"))
+    array_job = number(raw.get("array_job_id"))
+    het = number(raw.get("het_job_id"))
+    return SlurmJob(
+        job_id=number(raw.get("job_id")) or 0,
+        name=text(raw.get("name")),
+        user=text(raw.get("user_name")),
+        account=text(raw.get("account")),
+        partition=text(raw.get("partition")),
+        qos=text(raw.get("qos")),
+        state=state_word(raw.get("job_state")),
+        reason=text(raw.get("state_reason")) or "None",
+        priority=number(raw.get("priority")) or 0,
+        nodes=text(raw.get("nodes")),
+        node_count=number(raw.get("node_count")) or 0,
+        submit_time=number(raw.get("submit_time")) or 0,
+        start_time=number(raw.get("start_time")) or 0,
+        time_limit_min=number(raw.get("time_limit")),
+        array_job_id=array_job or None,
+        array_task_id=array_task,
+        het_job_id=het or None,
+        tres=text(raw.get("tres_req_str")) or text(raw.get("tres_alloc_str")),
+    )
