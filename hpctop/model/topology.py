@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hpctop.model.objects import (
@@ -133,9 +134,24 @@ def _hypernodes_of(node: str, by_name: Mapping[str, HyperNode], nodes: Mapping[s
     return sorted(found, key=lambda h: (h.tier, h.name))
 
 
-def hypernodes_of(objects: Mapping[ObjectKey, Any]) -> dict[str, HyperNode]:
-    """Every Volcano HyperNode by name (once per table, not once per job)."""
-    return {o.name: o for o in objects.values() if isinstance(o, HyperNode)}
+@dataclass(frozen=True, slots=True)
+class TopologyObjects:
+    """The topology objects of a snapshot: Volcano HyperNodes by name, Kueue Topologies."""
+
+    hypernodes: Mapping[str, HyperNode]
+    topologies: list[TopologyLevels]
+
+
+def topology_objects(objects: Mapping[ObjectKey, Any]) -> TopologyObjects:
+    """One pass over the backend objects (once per table, not once per job)."""
+    hypernodes: dict[str, HyperNode] = {}
+    topologies: list[TopologyLevels] = []
+    for obj in objects.values():
+        if isinstance(obj, HyperNode):
+            hypernodes[obj.name] = obj
+        elif isinstance(obj, TopologyLevels):
+            topologies.append(obj)
+    return TopologyObjects(hypernodes, topologies)
 
 
 def _volcano(
@@ -169,14 +185,13 @@ def job_topology(
     job: Job,
     objects: Mapping[ObjectKey, Any],
     nodes: Mapping[str, Node],
-    hypernodes: Mapping[str, HyperNode] | None = None,
+    found_objects: TopologyObjects | None = None,
 ) -> dict[str, Any] | None:
     """The job's topology as plain data, or None when no scheduler or label says anything.
 
-    ``hypernodes``: :func:`hypernodes_of` ``objects``, when the caller asks for many jobs.
+    ``found_objects``: :func:`topology_objects` of ``objects``, when the caller asks for many jobs.
     """
-    if hypernodes is None:
-        hypernodes = hypernodes_of(objects)
+    index = found_objects if found_objects is not None else topology_objects(objects)
     out: dict[str, Any] = {}
     kueue = pod_group = None
     for key in job.backend_objects:
@@ -186,14 +201,11 @@ def job_topology(
         elif isinstance(obj, PodGroup):
             pod_group = obj
     if kueue is not None:
-        topologies = (
-            [o for o in objects.values() if isinstance(o, TopologyLevels)] if kueue.placements else []
-        )
-        found = _kueue(kueue, topologies, nodes)
+        found = _kueue(kueue, index.topologies, nodes)
         if found is not None:
             out["kueue"] = found
     volcano_pg = pod_group if pod_group is not None and pod_group.group == VOLCANO_GROUP else None
-    volcano = _volcano(job, volcano_pg, hypernodes, nodes)
+    volcano = _volcano(job, volcano_pg, index.hypernodes, nodes)
     if volcano is not None and (job.nodes or "network_topology" in volcano):
         out["volcano"] = volcano
     if pod_group is not None and pod_group.topology_keys:

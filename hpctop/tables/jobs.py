@@ -28,7 +28,7 @@ from hpctop.model.objects import Job, Node
 from hpctop.model.resources import gpu_equivalent_milli, mig_counts
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
-from hpctop.model.topology import hypernodes_of, job_topology, multikueue_cluster
+from hpctop.model.topology import job_topology, multikueue_cluster, topology_objects
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.types import JobPlan, ScheduleResult
@@ -213,7 +213,7 @@ def select_jobs(
     """The jobs that pass the filters, each with its plan and row, in the default order."""
     wanted = filters or JobFilters()
     picked: list[tuple[tuple[Any, ...], Job, JobPlan | None, Row]] = []
-    hypernodes = hypernodes_of(snapshot.objects)
+    found_topology = topology_objects(snapshot.objects)
     positions = estimated_positions(snapshot.jobs.values(), snapshot.objects)
     for key, job in snapshot.jobs.items():
         named = wanted.states is not None and job.state in wanted.states
@@ -225,7 +225,7 @@ def select_jobs(
         row = job_row(job, plan, result.now, default_queue, snapshot.nodes)
         # keys present only where a scheduler or a node label says something (a plain cluster's
         # rows keep their keys)
-        topology = job_topology(job, snapshot.objects, snapshot.nodes, hypernodes)
+        topology = job_topology(job, snapshot.objects, snapshot.nodes, found_topology)
         if topology is not None:
             row["topology"] = topology
         remote = multikueue_cluster(job, snapshot.objects) if job.backend_objects else None
