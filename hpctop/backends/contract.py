@@ -161,6 +161,9 @@ class Backend:
     builtin: bool = False
     #: label and annotation prefixes (or keys) it reads on pods and owners
     labels: tuple[str, ...] = ()
+    #: the URL path prefix of the API its objects come from when that is not Kubernetes'
+    #: (slurmrestd: ``/slurm``, which ``/slurmdb`` shares); its fixtures are that server's recorded documents
+    foreign_api: str = ""
     #: resources it only writes (requested only where discovery lists them)
     writes: tuple[ResourceSpec, ...] = ()
     #: decoder key → (Struct, projection), for every kind it decodes

@@ -27,7 +27,7 @@ from typing import Any
 import grimp
 import orjson
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from hpctop.backends import registry
 from hpctop.backends.contract import Backend, ResourceSpec
@@ -281,6 +281,17 @@ def test_it_has_upstream_fixtures_with_its_objects(backend: Backend) -> None:
                     if f'"apiVersion": "{s.api_version}"' in path.read_text()
                 }
         assert found & watched, f"{backend.name}: its fixtures hold none of {sorted(watched)}"
+    elif backend.foreign_api:
+        # its objects come from another server (slurmrestd): each fixture is that server's API
+        # document (every path under its prefix) or responses that name the document they follow
+        for name, text in zip(backend.fixtures, texts, strict=True):
+            doc = orjson.loads(text)
+            if "paths" in doc:
+                assert all(p.startswith(backend.foreign_api) for p in doc["paths"]), name
+            else:
+                assert "OpenAPI" in doc["source"] and all(
+                    "meta" in v for k, v in doc.items() if k != "source"
+                ), name
     else:
         assert backend.labels, f"{backend.name} watches no kind: it must say which labels it reads"
         assert any(label in text for label in backend.labels for text in texts), (
