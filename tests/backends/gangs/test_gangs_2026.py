@@ -195,3 +195,21 @@ def test_every_queueing_backend_gets_a_position_labelled_as_an_estimate(reading:
     assert {r["queue_position"]["queue"] for r in native} == {None}
     assert sorted(r["queue_position"]["position"] for r in native) == list(range(1, len(native) + 1))
     assert {r["queue_position"]["of"] for r in native} == {len(native)}
+
+
+def test_nodes_gpus_and_queues_count_the_gangs(reading: Reading) -> None:
+    from hpctop.tables.nodes import gpu_rows, node_rows
+    from hpctop.tables.queues import queue_rows
+
+    view = reading.view
+    nodes = {r["node"]: r for r in node_rows(view.snapshot, view.result)}
+    # the TAS gang's 4 pods x 2 GPUs, 2 per node: both GB200 nodes full; the vcjob's 4 + 4 on node-0/1
+    assert [nodes[f"block-1-rack-1-node-{i}"]["gpus_alloc"] for i in (1, 2)] == [4, 4]
+    assert [nodes[n]["gpus_alloc"] for n in ("node-0", "node-1")] == [4, 4]
+    groups = {r["model"]: r for r in gpu_rows(view.snapshot, view.result)}
+    assert (groups["NVIDIA-GB200"]["total"], groups["NVIDIA-GB200"]["allocated"]) == (8, 8)
+    assert (groups["NVIDIA-H100-80GB-HBM3"]["total"], groups["NVIDIA-H100-80GB-HBM3"]["allocated"]) == (16, 8)
+    queues = {r["path"]: r for r in queue_rows(view.result)}
+    assert queues["root.tas-cluster-queue"]["guaranteed_gpus"] == 16
+    assert queues["root.tas-cluster-queue"]["used_gpus"] == 8  # the admitted TAS gang
+    assert "root.g26-default" in queues  # the Volcano queue of the HyperNode job and the big gang
