@@ -10,7 +10,9 @@ module joins them for one job into plain data (:func:`job_topology`) that the jo
 ``topology`` field of ``hpctop jobs -o json``) and the job detail show. It computes nothing the
 schedulers did not say: domains are the scheduler's own, spans are read from the job's nodes'
 labels, and a pending gang's "why" is the scheduler's message (Kueue's
-``TopologyPlacementFailed``, a PodGroup's condition), quoted as evidence.
+``TopologyPlacementFailed``, a PodGroup's condition), quoted as evidence. Two Kueue facts a row
+shows beside the placement live here too: MultiKueue's worker cluster (:func:`multikueue_cluster`)
+and the job's LocalQueue admission fair sharing usage (:func:`admission_fair_sharing`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hpctop.model.objects import (
     HyperNode,
     Job,
     KueueWorkload,
+    LocalQueue,
     Node,
     ObjectKey,
     PodGroup,
@@ -178,6 +181,23 @@ def multikueue_cluster(job: Job, objects: Mapping[ObjectKey, Any]) -> dict[str, 
         obj = objects.get(key)
         if isinstance(obj, KueueWorkload) and (obj.cluster_name or obj.nominated_clusters):
             return {"cluster": obj.cluster_name, "nominated": list(obj.nominated_clusters)}
+    return None
+
+
+def admission_fair_sharing(job: Job, objects: Mapping[ObjectKey, Any]) -> dict[str, Any] | None:
+    """The consumed resources Kueue's admission fair sharing holds against the job's LocalQueue."""
+    for key in job.backend_objects:
+        wl = objects.get(key)
+        if isinstance(wl, KueueWorkload):
+            lq = objects.get((KUEUE_GROUP, "LocalQueue", wl.namespace, wl.queue_name))
+            if isinstance(lq, LocalQueue) and lq.consumed is not None:
+                used = lq.consumed
+                return {
+                    "local_queue": f"{lq.namespace}/{lq.name}",
+                    "consumed_gpus": used.gpu / 1000,
+                    "consumed_cpus": used.cpu / 1000,
+                    "consumed_memory": used.memory,
+                }
     return None
 
 

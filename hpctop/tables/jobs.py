@@ -28,7 +28,7 @@ from hpctop.model.objects import Job, Node
 from hpctop.model.resources import gpu_equivalent_milli, mig_counts
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
-from hpctop.model.topology import job_topology, multikueue_cluster, topology_objects
+from hpctop.model.topology import admission_fair_sharing, job_topology, multikueue_cluster, topology_objects
 from hpctop.scheduling.observed import FORECAST_MARK, merge
 from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.types import JobPlan, ScheduleResult
@@ -231,6 +231,9 @@ def select_jobs(
         remote = multikueue_cluster(job, snapshot.objects) if job.backend_objects else None
         if remote is not None:
             row["multikueue"] = remote
+        fair = admission_fair_sharing(job, snapshot.objects) if job.backend_objects else None
+        if fair is not None:
+            row["admission_fair_sharing"] = fair
         counts = gang_status(job.reasons) if job.reasons else None
         if counts is not None:
             row["gang_status"] = counts

@@ -116,6 +116,14 @@ def test_local_queue_admission_fair_sharing_usage(reading: Reading) -> None:
     lq = reading.view.snapshot.objects[("kueue.x-k8s.io", "LocalQueue", "g26-tas-admitted", "tas-user-queue")]
     assert isinstance(lq, LocalQueue)
     assert lq.consumed is not None and lq.consumed.gpu == 8000
+    row = _row(reading, "g26-tas-admitted", "Job/tas-sample-required")
+    assert row["admission_fair_sharing"] == {
+        "local_queue": "g26-tas-admitted/tas-user-queue",
+        "consumed_gpus": 8.0,
+        "consumed_cpus": 0.0,
+        "consumed_memory": 0,
+    }
+    assert "admission_fair_sharing" not in _row(reading, "g26-tas-failed", "Job/tas-too-wide")
 
 
 def test_native_gang_is_one_row_with_the_schedulers_reason(reading: Reading) -> None:
