@@ -8,7 +8,13 @@ verdict in conditions (``QuotaReserved``, ``Admitted``, ``Evicted``, ``PodsReady
 ``status.admission.clusterQueue``. Here:
 
 - **watches**: Workload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, at v1beta2 or v1beta1
-  (the served version decides; Cohort may be served at v1alpha1 on older releases);
+  (the served version decides; Cohort may be served at v1alpha1 on older releases), and TAS's
+  Topology where discovery lists it (v1alpha1 before v0.14);
+- **also reads**: an admitted Workload's (compressed) ``topologyAssignment`` and its pod sets'
+  ``topologyRequest`` (``wire``), MultiKueue's ``status.clusterName``/``nominatedClusterNames``,
+  LocalQueue admission fair sharing (``status.fairSharing``); the detailed ``QuotaReserved=False``
+  reasons of v0.19 (``WaitingForQuota``, ``ExceedsMaxQuota``, ``TopologyPlacementFailed``,
+  ``PendingEvaluation``, ...) lead the message that is the reason's evidence;
 - **decodes** (:mod:`hpctop.backends.kueue.wire`): one wire model reads both versions
   (``cohort`` vs ``cohortName``, ``priorityClassName`` vs ``priorityClassRef``); lists marked
   ``omitempty`` upstream are optional here, missing meaning empty. Quota amounts are summed over

@@ -7,7 +7,9 @@ which are merely Pending (volcano-sh/volcano, SCHEDULERS.md §6). Here:
 
 - **watches**: Queues and PodGroups (scheduling.volcano.sh/v1beta1), vcjobs
   (batch.volcano.sh/v1alpha1, decoder key ``Job.batch.volcano.sh``: same kind as batch/v1 Job);
-  it writes bus Commands (bus.volcano.sh/v1alpha1) to abort/resume/restart a vcjob;
+  it writes bus Commands (bus.volcano.sh/v1alpha1) to abort/resume/restart a vcjob; HyperNodes
+  (topology.volcano.sh/v1alpha1, ``wire``) where discovery lists them, and the PodGroup's
+  ``networkTopology`` (copied there from the vcjob), for :mod:`hpctop.model.topology`;
 - **decodes**: its Queue here; its PodGroup with the shape coscheduling shares
   (:mod:`hpctop.model.backends.podgroup`), a PodGroup naming no queue waiting in ``default``;
 - **queues**: placed under ``root`` by the ``spec.parent`` chain (or the ``volcano.sh/hierarchy``
