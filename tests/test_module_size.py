@@ -45,4 +45,3 @@ def test_a_module_over_the_limit_says_why_it_is_one(path: Path) -> None:
     assert reason is not None, f"{path.name}: {_lines(path)} lines and no paragraph starting {MARKER!r}"
     # a reason, not the marker alone: at least a sentence after it
     assert len(reason.removeprefix(MARKER).split()) >= 12, f"{path.name}: the reason is too short"
-

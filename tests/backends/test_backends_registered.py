@@ -278,7 +278,7 @@ def _json_source(path: Path) -> dict[str, Any]:
     if isinstance(inline, dict):
         repo = str(inline.get("repository", "")).removeprefix("github.com/")
         return {"upstream": {"repo": repo, "path": inline.get("path"), "commit": inline.get("commit")}}
-    assert isinstance(inline, str), f"{path.name}: no {source.name} or top-level source says where it comes from"
+    assert isinstance(inline, str), f"{path.name}: no {source.name} or top-level source names its upstream"
     repo_match = re.search(r"github\.com/([\w.-]+/[\w.-]+)", inline)
     file_match = re.search(r"\(([^,()\s]+), commit ([0-9a-f]{40})", inline)
     assert repo_match and file_match, f"{path.name}: its source names no repository, file and commit"
