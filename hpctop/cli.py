@@ -156,6 +156,12 @@ def _source_options() -> _Parser:
     )
     opts.add_argument("--seed", metavar="N", type=_seed, default=quiet, help="random seed of the simulation")
     opts.add_argument(
+        "--scheduler",
+        choices=("hpctop", "kai"),
+        default=quiet,
+        help="demo: also write this scheduler's objects (kai: KAI-Scheduler Queues, PodGroups, GPU shares)",
+    )
+    opts.add_argument(
         "--at",
         metavar="SECONDS",
         type=_seconds,
@@ -502,7 +508,9 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
-        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only)
+        style = getattr(args, "scheduler", "hpctop")
+        styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
+        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only, **styled)
     session.speed = settings.speed
     return session
 

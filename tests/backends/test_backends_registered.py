@@ -198,8 +198,59 @@ def _supplementary() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
     )
 
 
+def _kai_reasons() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
+    """KAI PodGroups with the fit errors its scheduler writes (kai-scheduler/KAI-Scheduler)."""
+    kai = registry.backend("kai")
+    assert kai.job_reasons is not None
+
+    def group(reason: str, message: str, min_member: int = 1) -> Any:
+        condition = {
+            "type": "UnschedulableOnNodePool",
+            "nodePool": "default",
+            "reason": "Unschedulable",
+            "message": message,
+            "status": "True",
+            "reasons": [{"reason": reason, "message": message}],
+        }
+        raw = {
+            "metadata": {"name": "pg-train-1", "namespace": "team-a"},
+            "spec": {"minMember": min_member, "queue": "team-a"},
+            "status": {"schedulingConditions": [condition]},
+        }
+        return decode_object("PodGroup.scheduling.run.ai", orjson.dumps(raw), "scheduling.run.ai/v2alpha2")
+
+    # pkg/scheduler/actions/utils/input_jobs.go recordPreemptionDelayFitError
+    delayed = group(
+        "PreemptionDelayNotElapsed",
+        "Workload is within its preemption delay window (5m0s) and may not trigger evictions before "
+        "2026-01-01T00:05:00Z",
+    )
+    yield "kai", ReasonCode.BACKOFF, kai.job_reasons(JobEvidence(pod_group=delayed), JobState.PENDING, 1)
+    # pkg/scheduler/actions/common/allocate.go: PodSchedulingErrors
+    no_fit = group(
+        "PodSchedulingErrors",
+        "Resources were not found for pod team-a/train-1-0 due to: "
+        "node(s) didn't have enough resources: GPUs",
+    )
+    yield "kai", ReasonCode.RESOURCES, kai.job_reasons(JobEvidence(pod_group=no_fit), JobState.PENDING, 1)
+    # pkg/scheduler/api/common_info/job_errors.go DefaultPodgroupError (the status updater's default)
+    generic = group("Unable to schedule podgroup", "Unable to schedule podgroup")
+    yield (
+        "kai",
+        ReasonCode.UNSCHEDULABLE,
+        kai.job_reasons(JobEvidence(pod_group=generic), JobState.PENDING, 1),
+    )
+    # minMember 3 with one pod made so far
+    partial = group("PodSchedulingErrors", "Resources were found for 1 pods while 3 are required", 3)
+    yield (
+        "kai",
+        ReasonCode.GANG_INCOMPLETE,
+        kai.job_reasons(JobEvidence(pod_group=partial), JobState.PENDING, 1),
+    )
+
+
 SUPPLEMENTARY: dict[str, set[ReasonCode]] = defaultdict(set)
-for _name, _code, _reasons in _supplementary():
+for _name, _code, _reasons in (*_supplementary(), *_kai_reasons()):
     assert _code in {r.code for r in _reasons or ()}, f"{_name}: the object meant to produce {_code} did not"
     SUPPLEMENTARY[_name].add(_code)
 
@@ -210,6 +261,7 @@ PREFIX = {
     "volcano": "vc",
     "coscheduling": "coscheduling",
     "yunikorn": "yk",
+    "kai": "kai",
 }
 
 CASES = [pytest.param(b, id=b.name) for b in registry.BACKENDS]
