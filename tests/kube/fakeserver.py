@@ -173,9 +173,13 @@ NATIVE_PODGROUPS = Res("PodGroup", "scheduling.k8s.io", "v1beta1", "podgroups", 
 KUEUE_TOPOLOGIES = Res("Topology", "kueue.x-k8s.io", "v1beta2", "topologies", False)
 VOLCANO_HYPERNODES = Res("HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes", False)
 GANGS_2026: tuple[Res, ...] = (NATIVE_PODGROUPS, KUEUE_TOPOLOGIES, VOLCANO_HYPERNODES)
+#: NVIDIA KAI-Scheduler's CRDs (deployments/kai-scheduler/crds: Queue served at v2 only, PodGroup at
+#: v2alpha2 only), read-only here: hpctop reads them, and acts on the jobs' owners
+KAI_QUEUES = Res("Queue", "scheduling.run.ai", "v2", "queues", False)
+KAI_PODGROUPS = Res("PodGroup", "scheduling.run.ai", "v2alpha2", "podgroups", True)
 READ_ONLY: tuple[Res, ...] = (
     WORKLOADS_V1BETA1, RESOURCE_FLAVORS, VOLCANO_PODGROUPS, VOLCANO_QUEUES, TRAINJOBS, DAEMONSETS,
-    *GANGS_2026,
+    KAI_QUEUES, KAI_PODGROUPS, *GANGS_2026,
 )  # fmt: skip
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
