@@ -27,7 +27,7 @@ from typing import Any
 from hpctop.backends.contract import Backend, QueuePlace, ResourceSpec
 from hpctop.backends.volcano.wire import HYPERNODE, WireHyperNode, hypernode_from_wire
 from hpctop.model.backends.evidence import JobEvidence
-from hpctop.model.backends.podgroup import WirePodGroup, gang_reasons, pod_group_projection
+from hpctop.model.backends.podgroup import WirePodGroup, gang_reasons, gang_state, pod_group_projection
 from hpctop.model.backends.queues import QueueIndex, escape, positive
 from hpctop.model.backends.wire import Quantity, resource_map, workload_decoder
 from hpctop.model.objects import (
@@ -148,17 +148,9 @@ def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
 
 
 def job_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
-    """A Volcano gang's PodGroup phase weighed against the pods (None: no say)."""
-    pg = ev.pod_group
-    if pg is None or pg.group != VOLCANO_GROUP:
-        return None
-    if state.is_finished or bound or state == JobState.HELD:
-        return None
-    if pg.phase in ("Pending", "Inqueue"):
-        return JobState.PENDING
-    if pg.phase == "Failed":
-        return JobState.FAILED
-    return None
+    """A Volcano gang's PodGroup phase weighed against the pods (None: no say): ``Pending``
+    (not yet enqueued) and ``Inqueue`` (waiting for allocation) are PENDING."""
+    return gang_state(ev, state, bound, VOLCANO_GROUP, ("Pending", "Inqueue"))
 
 
 #: PodGroup ``Unschedulable`` condition reasons (pkg/scheduler/api/job_info.go)
@@ -244,18 +236,6 @@ def fold_queues(objects: Iterable[object], out: dict[str, QueueInfo]) -> Mapping
 
 
 _VOLCANO_STATES = {"Open": "Open", "Closed": "Closed", "Closing": "Draining"}
-
-
-#: the lookup :func:`fold_volcano` adds: Volcano Queue name → path
-VOLCANO_PATHS = "volcano.queue"
-
-
-def fold_volcano(objects: Iterable[object], out: dict[str, QueueInfo]) -> Mapping[str, Mapping[Any, str]]:
-    """Volcano's Queues into the neutral tree (``spec.parent`` chain or the hierarchy annotation)."""
-    queues = [obj for obj in objects if isinstance(obj, VolcanoQueue)]
-    if not queues:
-        return {}
-    return {VOLCANO_PATHS: _volcano(queues, out)}
 
 
 def _volcano(queues: list[VolcanoQueue], out: dict[str, QueueInfo]) -> dict[str, str]:
