@@ -15,7 +15,7 @@ exit status (2 for usage, config and scenario errors); argparse's own errors are
 :class:`~hpctop.errors.UsageError` so they follow the same rule. The console is imported only
 when it is started, so the tables never load Textual.
 
-Why one long module (over 800 lines): it is the whole command line, the parser and every
+Why one module of this size: it is the whole command line, the parser and every
 subcommand's handler, which share the helpers for sources, filters, output and errors; the
 Slurm handlers (``--slurm-url``/``--slurm-service``: ``_slurm_*``) are thin and call
 :mod:`hpctop.tables.slurm` and :mod:`hpctop.sources.slurm`. Splitting it means moving those shared

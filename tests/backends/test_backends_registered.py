@@ -5,7 +5,8 @@ of hpctop is checked here, for each one the registry lists, instead of by review
 
 - its folder holds only ``__init__.py``, ``read.py``, ``wire.py`` and ``act.py``, every folder
   with a ``read.py`` is registered, and no backend's module imports another backend's folder;
-- it has fixtures, from upstream (the live-truth corpus records repository, file and commit), and
+- it has fixtures, from upstream (the live-truth corpus records repository, file and commit in its
+  ``upstream`` key, a JSON fixture in its sibling ``<stem>.source.yaml``), and
   they hold objects of the kinds it watches (or, for a backend without kinds of its own, the
   labels and annotations it reads);
 - every reason code it declares is produced, with its own source prefix, by a case of the
@@ -19,6 +20,7 @@ from __future__ import annotations
 import copy
 import importlib
 import importlib.util
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +43,9 @@ from hpctop.model.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 BACKENDS_DIR = ROOT / "hpctop" / "backends"
 LIVE_TRUTH = ROOT / "tests" / "fixtures" / "live_truth"
+JSON_FIXTURES = ROOT / "tests" / "fixtures" / "backends"
+#: the 2026 gangs and topology corpus, in the same format (tests/backends/gangs/)
+GANGS_2026 = ROOT / "tests" / "fixtures" / "gangs_2026"
 FOLDER_FILES = {"__init__.py", "read.py", "wire.py", "act.py"}
 
 
@@ -86,7 +91,7 @@ def _store_of(case: dict[str, Any]) -> Store:
 def _produced() -> dict[str, set[tuple[str, ReasonCode]]]:
     """fixture file name → every (source prefix, code) its cases' jobs carry."""
     out: dict[str, set[tuple[str, ReasonCode]]] = defaultdict(set)
-    for path in sorted(LIVE_TRUTH.glob("*.yaml")):
+    for path in sorted([*LIVE_TRUTH.glob("*.yaml"), *GANGS_2026.glob("*.yaml")]):
         for case in _cases(path):
             for job in _store_of(case).snapshot().jobs.values():
                 for reason in job.reasons:
@@ -259,6 +264,7 @@ PREFIX = {
     "coscheduling": "coscheduling",
     "yunikorn": "yk",
     "kai": "kai",
+    "workload-api": "k8s",
 }
 
 CASES = [pytest.param(b, id=b.name) for b in registry.BACKENDS]
@@ -302,6 +308,46 @@ def test_no_backend_imports_another_backends_folder() -> None:
                     assert parts[2] == folder, f"{module} imports {imported}"
 
 
+def _check_upstream(doc: dict[str, Any], name: str) -> None:
+    """``upstream`` (and each of ``also``) names a repository, a file in it and a 40-digit commit."""
+    for source in [doc["upstream"], *doc.get("also", [])]:
+        assert set(source) == {"repo", "path", "commit"}, f"{name}: {source}"
+        assert source["repo"].count("/") == 1 and source["path"], f"{name}: {source}"
+        assert len(source["commit"]) == 40 and int(source["commit"], 16) >= 0, f"{name}: {source}"
+
+
+def _json_source(path: Path) -> dict[str, Any]:
+    """A JSON fixture's provenance, as an ``upstream`` record.
+
+    Either the sibling ``<stem>.source.yaml`` (JSON has no comments, and the Kubernetes fixtures are
+    handed to decoders and the fake server as they are, so the record stays out of them), or, for a
+    foreign API's documents (slurmrestd's), the document's own top-level ``source``: a mapping with
+    ``repository``/``path``/``commit``, or a sentence naming ``github.com/<owner>/<name>`` and
+    ``(<path>, commit <sha>)``.
+    """
+    source = path.with_name(path.stem + ".source.yaml")
+    if source.is_file():
+        doc: dict[str, Any] = yaml.safe_load(source.read_text())
+        return doc
+    inline = orjson.loads(path.read_bytes()).get("source")
+    if isinstance(inline, dict):
+        repo = str(inline.get("repository", "")).removeprefix("github.com/")
+        return {"upstream": {"repo": repo, "path": inline.get("path"), "commit": inline.get("commit")}}
+    assert isinstance(inline, str), f"{path.name}: no {source.name} or top-level source names its upstream"
+    repo_match = re.search(r"github\.com/([\w.-]+/[\w.-]+)", inline)
+    file_match = re.search(r"\(([^,()\s]+), commit ([0-9a-f]{40})", inline)
+    assert repo_match and file_match, f"{path.name}: its source names no repository, file and commit"
+    return {"upstream": {"repo": repo_match[1], "path": file_match[1], "commit": file_match[2]}}
+
+
+def test_every_json_fixture_records_its_upstream() -> None:
+    """Also the ones no backend lists (the discovery documents), and no record without its fixture."""
+    for path in sorted(JSON_FIXTURES.glob("*.json")):
+        _check_upstream(_json_source(path), path.name)
+    for source in sorted(JSON_FIXTURES.glob("*.source.yaml")):
+        assert source.with_name(source.name.removesuffix(".source.yaml") + ".json").is_file(), source.name
+
+
 @pytest.mark.parametrize("backend", CASES)
 def test_it_has_upstream_fixtures_with_its_objects(backend: Backend) -> None:
     assert backend.fixtures, f"{backend.name}: no fixtures"
@@ -311,10 +357,10 @@ def test_it_has_upstream_fixtures_with_its_objects(backend: Backend) -> None:
         assert path.is_file(), f"{backend.name}: {name} does not exist"
         texts.append(path.read_text())
         if path.suffix == ".yaml":
-            upstream = yaml.safe_load(texts[-1])["upstream"]
-            assert upstream["repo"] and upstream["path"] and len(upstream["commit"]) == 40, name
+            _check_upstream(yaml.safe_load(texts[-1]), name)
         else:
             orjson.loads(texts[-1])
+            _check_upstream(_json_source(path), name)
     watched = {_spec_key(s) for alternatives in backend.watches for s in alternatives}
     if watched:
         found = set()

@@ -9,19 +9,29 @@ backends' ``read`` modules, which add what is their own (Volcano's phases, its q
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
 from hpctop.model.backends.wire import Quantity
 from hpctop.model.objects import PodGroup, Reason
 from hpctop.model.projection import DecodeError, conditions, controller_of, count
 from hpctop.model.resources import Resources
-from hpctop.model.states import ReasonCode
+from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.structs import ConditionS, MetaS, WireStruct
+
+
+class WireNetworkTopology(WireStruct, frozen=True):
+    """Volcano's ``networkTopology`` (volcano-sh/apis ``scheduling/v1beta1/types.go``)."""
+
+    mode: str = "hard"
+    highestTierAllowed: int | None = None
+    highestTierName: str | None = None
 
 
 class WirePodGroupSpec(WireStruct, frozen=True):
     needed = frozenset({"minMember", "minResources", "queue"})
+
+    networkTopology: WireNetworkTopology | None = None  # Volcano only
 
     minMember: int = 1
     minResources: dict[str, Quantity] | None = None
@@ -78,9 +88,39 @@ def pod_group_projection(group: str, default_queue: str = "") -> Callable[[WireP
             succeeded=status.succeeded or 0,
             failed=status.failed or 0,
             scheduled=status.scheduled or 0,
+            network_topology=_network_topology(spec.networkTopology),
         )
 
     return project
+
+
+def _network_topology(nt: WireNetworkTopology | None) -> tuple[str, str | None] | None:
+    """(mode, the highest tier allowed: its number or its name), or None when unset."""
+    if nt is None:
+        return None
+    highest = str(nt.highestTierAllowed) if nt.highestTierAllowed is not None else nt.highestTierName
+    return (nt.mode or "hard", highest or None)
+
+
+def gang_state(
+    ev: JobEvidence, state: JobState, bound: bool, group: str, waiting: Collection[str]
+) -> JobState | None:
+    """What a ``group`` PodGroup's phase says of its gang beside the pods (None: no say).
+
+    Only a gang that has not started and is not held or finished is the PodGroup's to judge: a
+    phase in ``waiting`` (each backend's own, e.g. Volcano's ``Inqueue``) is PENDING, ``Failed`` is
+    FAILED; once a member is bound the pods speak.
+    """
+    pg = ev.pod_group
+    if pg is None or pg.group != group:
+        return None
+    if state.is_finished or bound or state == JobState.HELD:
+        return None
+    if pg.phase in waiting:
+        return JobState.PENDING
+    if pg.phase == "Failed":
+        return JobState.FAILED
+    return None
 
 
 def gang_reasons(

@@ -21,6 +21,13 @@ running pods. Deliberate simplifications: binding makes a pod Running at once (n
 deletion has no grace period, and the run-time limit is the *pod's* ``activeDeadlineSeconds``
 (counted from the pod's start, like a Slurm time limit) rather than the Job's (which counts
 pending time); a pod that hits it fails the Job with reason ``DeadlineExceeded`` (TIMEOUT).
+
+Why one module of this size: the cluster is one state machine. The API server, the Job and
+ReplicaSet controllers and the kubelets it plays share the same node, job and pod tables and the
+one seeded random stream whose order of use decides the demo's bytes, so each action (submit, bind,
+hold, requeue, expire) reads and writes all of them in one place. The part that stands on its own
+is the rendering of objects as the API server would write them (``_node_obj`` to ``_pod_obj``,
+a third of the file): that is the first split to make, into a sibling module, when this one grows.
 """
 
 from __future__ import annotations
