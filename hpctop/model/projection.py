@@ -422,6 +422,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         # test workloads: those keep priority >= 0 and stay jobs)
         spec.priority is not None and spec.priority < 0 and pause_only(spec),
         status.nominatedNodeName or None,
+        spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
     )
 
 

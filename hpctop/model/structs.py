@@ -113,6 +113,12 @@ class GateS(WireStruct, frozen=True):
     name: str
 
 
+class SchedulingGroupS(WireStruct, frozen=True):
+    """``spec.schedulingGroup``: the native gang API's PodGroup of this pod (KEP-4671)."""
+
+    podGroupName: str | None = None
+
+
 class PodSpecS(WireStruct, frozen=True):
     needed = frozenset(
         {"nodeName", "containers", "initContainers", "overhead", "schedulingGates", "priority"}
@@ -129,6 +135,7 @@ class PodSpecS(WireStruct, frozen=True):
     priorityClassName: str | None = None
     schedulingGates: list[GateS] | None = None
     activeDeadlineSeconds: int | None = None
+    schedulingGroup: SchedulingGroupS | None = None
 
 
 class TerminatedS(WireStruct, frozen=True):
