@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
-from bench.common import Verdict, ratio
+from bench.common import Verdict, gc_mode, ratio
 from bench.live_app import UNUSED
 from bench.payloads import gpu_pod, node_event
 from hpctop.runtime.live import list_once
@@ -38,6 +38,8 @@ from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
 
 PAGE = 5000
+#: the first full paint over orjson.loads of the same bytes with the GC off (issue 16)
+GOAL = 1.5
 
 
 def _pages(kind: str, items: list[bytes], page: int) -> list[bytes]:
@@ -137,13 +139,17 @@ async def _cold_start(config: str, expected: int) -> float:
     return elapsed
 
 
-def _loads_all(pages: dict[str, list[bytes]]) -> float:
+def _loads_all(pages: dict[str, list[bytes]], mode: str = "off") -> float:
+    """Seconds to ``orjson.loads`` every page, the cyclic GC ``mode`` (``"off"``: like for like,
+    since hpctop's list decode pauses the GC itself; issue 16 found the GC-on baseline flattered
+    the ratio)."""
     gc.collect()
-    start = time.perf_counter()
-    for collection in pages.values():
-        for page in collection:
-            orjson.loads(page)
-    return time.perf_counter() - start
+    with gc_mode(mode):
+        start = time.perf_counter()
+        for collection in pages.values():
+            for page in collection:
+                orjson.loads(page)
+        return time.perf_counter() - start
 
 
 async def _fake_server_compare(sample: int) -> tuple[float, float]:
@@ -170,23 +176,26 @@ async def _fake_server_compare(sample: int) -> tuple[float, float]:
     return slow, fast
 
 
-async def _run(pods: int, nodes: int, repeats: int) -> tuple[list[float], list[float], int]:
+async def _run(pods: int, nodes: int, repeats: int) -> tuple[list[float], list[float], list[float], int]:
     pages = payload(pods, nodes)
     size = sum(len(p) for collection in pages.values() for p in collection)
     hpctop: list[float] = []
     floor: list[float] = []
+    floor_gc_on: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         async with PageServer(pages) as server:
             config = kubeconfig(Path(tmp), server.url)
-            for _ in range(repeats):  # interleaved: hpctop, orjson, hpctop, ...
+            for _ in range(repeats):  # interleaved: hpctop, orjson (GC off), orjson (GC on), ...
                 hpctop.append(await _cold_start(config, pods))
-                floor.append(_loads_all(pages))
-    return hpctop, floor, size
+                floor.append(_loads_all(pages, "off"))
+                floor_gc_on.append(_loads_all(pages, "on"))
+    return hpctop, floor, floor_gc_on, size
 
 
 def run(pods: int, nodes: int, repeats: int = 5, compare_fake: int = 0) -> Verdict:
-    hpctop, floor, size = asyncio.run(_run(pods, nodes, repeats))
+    hpctop, floor, floor_gc_on, size = asyncio.run(_run(pods, nodes, repeats))
     ours, base = statistics.median(hpctop), statistics.median(floor)
+    base_gc_on = statistics.median(floor_gc_on)
     times_floor = ours / base
     note = ""
     if compare_fake:
@@ -200,10 +209,11 @@ def run(pods: int, nodes: int, repeats: int = 5, compare_fake: int = 0) -> Verdi
             note = f"; FakeApiServer not compared ({exc})"
     return Verdict(
         "P4 cold start",
-        f"{ours:.2f} s to a painted jobs pane = {ratio(times_floor, 1)} orjson.loads ({base:.2f} s)",
-        times_floor <= 2.0,
+        f"{ours:.2f} s to a painted jobs pane = {ratio(times_floor, 1)} orjson.loads, GC off ({base:.2f} s)",
+        times_floor <= GOAL,
         f"{pods:,} pods + {nodes:,} nodes, {size / 2**20:,.0f} MiB in {PAGE:,}-item pages over loopback HTTP,"
-        f" median of {repeats}{note}; goal <= 2x orjson.loads",
+        f" median of {repeats}; orjson.loads with the GC on {base_gc_on:.2f} s"
+        f" ({ratio(ours / base_gc_on, 1)}){note}; goal <= {GOAL}x orjson.loads with the GC off (issue 16)",
     )
 
 

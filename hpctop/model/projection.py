@@ -420,7 +420,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         restarts,
         # a pause pod below every default priority is held capacity (pause images also make
         # test workloads: those keep priority >= 0 and stay jobs)
-        pause_only(spec) and spec.priority is not None and spec.priority < 0,
+        spec.priority is not None and spec.priority < 0 and pause_only(spec),
         status.nominatedNodeName or None,
         spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
     )

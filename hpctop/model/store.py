@@ -123,6 +123,9 @@ class Store:
         self.job_of_pod: dict[PodKey, JobKey] = {}
         self._jobs: dict[JobKey, Job] = {}
         self._dirty: set[JobKey] = set()
+        #: for a dirty job derived before without owner object or evidence: the pod its row was
+        #: derived from and that row (see jobs._derive_lone_pod); emptied by each _refresh
+        self._previous: dict[JobKey, tuple[Pod, Job]] = {}
         self._tombstones: dict[JobKey, Job] = {}
         self.skipped: Counter[str] = Counter()
         self.notes: dict[tuple[str, str, str], str] = {}
@@ -291,6 +294,12 @@ class Store:
                 self._stale.add("jobs")
             if not pod.is_placeholder and pod.owner is not None:
                 self._remember_application(pod, job_key)
+            if old is not None and job_key not in self._dirty and not self._backends_active:
+                row = self._jobs.get(job_key)
+                if row is not None and row.labels is old.labels:
+                    # the row was derived from ``old`` (a clean job: none of its pods changed
+                    # since) without an owner object (whose labels it would have merged)
+                    self._previous[job_key] = (old, row)
         self._dirty.add(job_key)
 
     # -- owner chains past the controller reference -------------------------------------------------
@@ -603,6 +612,7 @@ class Store:
         if not self._dirty:
             return
         dirty, self._dirty = self._dirty, set()
+        previous, self._previous = self._previous, {}
         backends = self._backends_active
         pods_of = self.pods
         self._stale.add("jobs")
@@ -613,7 +623,7 @@ class Store:
                 self._jobs.pop(key, None)
                 continue
             evidence = self._evidence(key, pods, workload) if backends else None
-            job = derive_job(key, pods, workload, evidence)
+            job = derive_job(key, pods, workload, evidence, previous.get(key))
             if job is None:
                 self._jobs.pop(key, None)
             else:

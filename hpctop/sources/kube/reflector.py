@@ -115,6 +115,10 @@ class ReflectorState(StrEnum):
     STOPPED = "stopped"
 
 
+#: seconds between two status reports of a busy watch (see Reflector._report_events)
+STATUS_EVERY = 0.05
+
+
 @dataclass(frozen=True, slots=True)
 class ReflectorStatus:
     """What the status bar shows for one resource. Times are wall-clock seconds (``time.time``)."""
@@ -219,6 +223,8 @@ class Reflector:
         self.settled = asyncio.Event()  # set once synced, forbidden, unavailable or unauthorized
         self._synced = asyncio.Event()
         self._watch_list = self.settings.watch_list  # cleared for the session on the first refusal
+        self._unreported = 0  # events applied and not yet in ``status`` (see _report_events)
+        self._report: asyncio.TimerHandle | None = None
 
     # -- status ---------------------------------------------------------------------------------
 
@@ -470,6 +476,7 @@ class Reflector:
         if initial:
             self._update(lists=self.status.lists + 1)
         async with contextlib.AsyncExitStack() as stack:
+            stack.callback(self._report_events)  # however the stream ends, its events are counted
             try:
                 lines = await stack.enter_async_context(
                     self.client.stream(self.spec.path(self.namespace), params)
@@ -529,9 +536,27 @@ class Reflector:
                 events += 1
                 if new_rv:
                     self._rv = new_rv  # progress survives a broken stream: resume from here
-                self._update(
-                    resource_version=self._rv or "", events=self.status.events + 1, last_event_at=time.time()
-                )
+                self._unreported += 1
+                if self._report is None:
+                    self._report = loop.call_later(STATUS_EVERY, self._report_events)
+
+    def _report_events(self) -> None:
+        """Publish the events applied since the last report (count, resourceVersion, time).
+
+        Why not per event: a status update is a new frozen status (16 fields) and a call into the
+        console's handler, which copies its map of statuses: ~10 us per event, a tenth of what the
+        whole apply costs, on the thread the store is fed from (K1: the console applied 915 of
+        5,000 events/s at 50k pods). The status bar reads these at most every tick; reported
+        :data:`STATUS_EVERY` after the first unreported event, and when the stream ends.
+        """
+        if self._report is not None:
+            self._report.cancel()
+            self._report = None
+        if self._unreported:
+            count, self._unreported = self._unreported, 0
+            self._update(
+                resource_version=self._rv or "", events=self.status.events + count, last_event_at=time.time()
+            )
 
     def _gather(self, line: bytes, gathered: list[Any]) -> str | None:
         """One line of a streaming list's initial phase: keep an ADDED object aside, or return
