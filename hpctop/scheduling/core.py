@@ -413,7 +413,7 @@ class _Cycle:
     def ordered_partitions(self, names: Sequence[str], req: Request) -> list[str]:
         infos = [self.part_by_name[n] for n in names]
         if not (req.whole or req.frac):
-            infos.sort(key=lambda p: (-p.spec.priority_tier, not p.spec.cpu_only, p.name))
+            infos.sort(key=lambda p: (-p.spec.evaluation_tier, -p.spec.priority_tier, not p.spec.cpu_only, p.name))
         return [p.name for p in infos]
 
     def settled(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome | None) -> bool:
@@ -475,6 +475,15 @@ class _Cycle:
                 out.reason = explain.unavailable(up)
             return True
         return False
+
+    def evaluation_tier(self, elig: Eligibility) -> int:
+        """The highest PriorityTier among a job's eligible partitions (1, Slurm's default, when none).
+
+        A Slurm job submitted to several partitions is evaluated once per partition, each at its
+        partition's tier; hpctop evaluates it once, at the first (highest) of them.
+        """
+        part_by_name = self.part_by_name
+        return max((part_by_name[p].spec.evaluation_tier for p in elig.partitions), default=1)
 
     def up_partitions(self, elig: Eligibility) -> list[str]:
         """The job's candidate partitions that are UP (fixed for the cycle), once per ``Eligibility``."""
@@ -726,7 +735,8 @@ class _Cycle:
                 for p in self.partitions
             )
         )
-        inputs = PriorityInputs(max((p.spec.priority_tier for p in self.partitions), default=0), max_qos)
+        # the partition factor is the PriorityJobFactor (``job_factor``); PriorityTier orders below
+        inputs = PriorityInputs(max((p.spec.job_factor for p in self.partitions), default=0), max_qos)
         # fair-share factors as they are before any placement of this cycle (placements change usage)
         fairshare = {path: self.tree.fairshare(path, self.cluster)[2] for path in self.tree.nodes}
         part_by_name = self.part_by_name
@@ -734,12 +744,12 @@ class _Cycle:
         now = self.now
         weights = self.policy.weights
 
-        def prio(job: Job, parts: Sequence[str]) -> PriorityBreakdown:
-            tier = max((part_by_name[p].spec.priority_tier for p in parts), default=0)
+        def prio(job: Job, parts: Sequence[str], at: float | None = None) -> PriorityBreakdown:
+            tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
             gpu, cpu = union_capacity(parts)
             return breakdown(
                 job,
-                now=now,
+                now=now if at is None else at,
                 weights=weights,
                 inputs=inputs,
                 fairshare=fairshare[path_of[job.key]],
@@ -749,7 +759,7 @@ class _Cycle:
             )
 
         def prio_total(job: Job, parts: Sequence[str]) -> int:
-            tier = max((part_by_name[p].spec.priority_tier for p in parts), default=0)
+            tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
             gpu, cpu = union_capacity(parts)
             return priority_total(
                 job,
@@ -794,37 +804,51 @@ class _Cycle:
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:
-            """A running job's plan, computed when read: only pending jobs' priorities order anything."""
+            """A running job's plan, computed when read: only pending jobs' priorities order anything.
+
+            Slurm stops recalculating a job's priority once it starts (sprio lists pending jobs
+            only): the age factor is taken at the start time, so it no longer grows. The other
+            factors are today's (the core keeps no history of fair share or weights).
+            """
             part = running_partition(job)
             return JobPlan(
-                job=job.key, priority=prio(job, [part] if part else []), partition=part, eta=job.start_time
+                job=job.key,
+                priority=prio(job, [part] if part else [], at=job.start_time),
+                partition=part,
+                eta=job.start_time,
             )
 
-        # two-step order: leaf queue by DRF share, then job by priority
-        by_queue: dict[str, list[tuple[int, float, str, JobKey]]] = {}
+        # Slurm's PriorityTier first (priority_multifactor.shtml: jobs are evaluated by
+        # "Partition PriorityTier", then "Job priority"): each tier, highest first, is its own
+        # two-step order - leaf queue by DRF share, then job by priority
+        by_tier: dict[int, dict[str, list[tuple[int, float, str, JobKey]]]] = {}
+        tier_of = self.evaluation_tier
         for job in pending:
             entry = (-totals[job.key], job.submit_time, job.name, job.key)
-            by_queue.setdefault(path_of[job.key], []).append(entry)
-        queue_heap: list[tuple[float, str]] = []
-        for path, entries in sorted(by_queue.items()):
-            heapq.heapify(entries)
-            queue_heap.append((self.tree.drf_share(path, self.cluster), path))
-        heapq.heapify(queue_heap)
+            tier_queues = by_tier.setdefault(tier_of(elig[job.key]), {})
+            tier_queues.setdefault(path_of[job.key], []).append(entry)
 
         outcomes: dict[JobKey, Outcome] = {}
         order: list[JobKey] = []
         placements: list[Placement] = []
-        while queue_heap:
-            _, path = heapq.heappop(queue_heap)
-            entries = by_queue[path]
-            *_, key = heapq.heappop(entries)
-            job = self.snapshot.jobs[key]
-            out = outcomes[key] = Outcome(order=len(order))
-            order.append(key)
-            if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
-                placements.append(out.placement)
-            if entries:
-                heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
+        for tier in sorted(by_tier, reverse=True):
+            by_queue = by_tier[tier]
+            queue_heap: list[tuple[float, str]] = []
+            for path, entries in sorted(by_queue.items()):
+                heapq.heapify(entries)
+                queue_heap.append((self.tree.drf_share(path, self.cluster), path))
+            heapq.heapify(queue_heap)
+            while queue_heap:
+                _, path = heapq.heappop(queue_heap)
+                entries = by_queue[path]
+                *_, key = heapq.heappop(entries)
+                job = self.snapshot.jobs[key]
+                out = outcomes[key] = Outcome(order=len(order))
+                order.append(key)
+                if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
+                    placements.append(out.placement)
+                if entries:
+                    heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
 
         # explain resource waits on the final state (one scan per distinct request and node set)
         cache: dict[tuple[object, ...], Reason] = {}
