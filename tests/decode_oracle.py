@@ -18,15 +18,16 @@ These were the runtime's wire models before the decoder became msgspec only (iss
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, WrapValidator
 
 from hpctop.errors import QuantityError
 from hpctop.model.objects import Condition, GpuInventory, Node, OwnerRef, Pod, Taint, Toleration
-from hpctop.model.projection import KEPT_ANNOTATION_PREFIXES, DecodeError
+from hpctop.model.projection import KEPT_ANNOTATION_PREFIXES, DecodeError, mig_devices_per_gpu
 from hpctop.model.quantity import LIMITS, MAX_GPUS, bounded, to_int
-from hpctop.model.resources import GPU_RESOURCE, MIG_PREFIX, Resources
+from hpctop.model.resources import GPU_RESOURCE, MIG_PREFIX, Resources, mig_profile_share
 
 Quantity = str | int | float
 _DROP = object()
@@ -312,7 +313,8 @@ def node_from_wire(w: WireNode) -> Node:
     allocatable_raw = dict(w.status.allocatable or {})
     capacity_raw = dict(w.status.capacity or allocatable_raw)
     replicas = bounded("replicas", to_int(labels.get("nvidia.com/gpu.replicas", "1")), LIMITS["gpu"]) or 1
-    per_node = (MAX_GPUS * 1000 * replicas, "")
+    single = labels.get("nvidia.com/mig.strategy", "none") == "single"
+    per_node = (MAX_GPUS * 1000 * (7 if single else replicas), "")
 
     def resources(raw: dict[str, Quantity]) -> Resources:
         r = Resources.from_k8s({k: v for k, v in raw.items() if k != GPU_RESOURCE})
@@ -324,25 +326,37 @@ def node_from_wire(w: WireNode) -> Node:
         )
 
     advertised = resources(allocatable_raw).gpu // 1000
+    if not advertised and "nvidia.com/gpu.shared" in allocatable_raw:  # renameByDefault replicas
+        shared = allocatable_raw["nvidia.com/gpu.shared"]
+        advertised = bounded("nvidia.com/gpu.shared", to_int(shared), per_node)
     mig = tuple(
-        sorted(
+        (p, n)
+        for p, n in sorted(
             (k[len(MIG_PREFIX) :], bounded(k, to_int(v), (MAX_GPUS * 7, "")))
             for k, v in allocatable_raw.items()
             if k.startswith(MIG_PREFIX)
         )
+        if n > 0
     )
     count = advertised // replicas if replicas > 1 else advertised
-    single = labels.get("nvidia.com/mig.strategy", "none") == "single"
     labelled = 0
-    if replicas > 1 or single or (not count and mig):
+    if replicas > 1 or single or mig:
         labelled = bounded("count", to_int(labels.get("nvidia.com/gpu.count", "0")), LIMITS["gpu"])
     shares = 0
-    if advertised and (replicas > 1 or (single and labelled)):
+    product = labels.get("nvidia.com/gpu.product") or ""
+    per_gpu = mig_devices_per_gpu(product) if single else 0
+    if advertised and per_gpu:
+        # GFD overrides gpu.count with the MIG devices; a smaller one is a count of GPUs
+        count = labelled if 0 < labelled < advertised else -(-advertised // per_gpu)
+        shares = 0 if advertised == count else advertised
+    elif advertised and replicas > 1:
         count = labelled if labelled else max(count, 1)
         shares = 0 if advertised == count else advertised
     bounded(GPU_RESOURCE, count, (MAX_GPUS, ""))
-    if not count and mig:
-        count = labelled
+    if mig:
+        whole_of_slices = math.ceil(sum(n * mig_profile_share(p) for p, n in mig))
+        count = labelled if labelled > advertised else advertised + whole_of_slices
+        bounded(GPU_RESOURCE, count, (MAX_GPUS, ""))
     sharing = labels.get("nvidia.com/gpu.sharing-strategy", "none")
     if sharing == "none" and labels.get("hpctop.io/gpu-sharing") == "milli":
         sharing = "milli"

@@ -175,6 +175,11 @@ def _observed_reason(pods: list[Pod]) -> Reason | None:
             return Reason(ReasonCode.QUOTA_EXCEEDED, "pod:PodScheduled", cond.message)
         if cond.reason == "Unschedulable":
             code, fragments = pod_reason(cond.message)
+            if pod.nominated_node and code == ReasonCode.RESOURCES:
+                # kube-scheduler preempted victims on that node and waits for them to leave
+                # (status.nominatedNodeName): the pod is preempting its way in, not waiting idle
+                message = f"preempting on node {pod.nominated_node}: {cond.message}"
+                return Reason(ReasonCode.PREEMPTING, "pod:nominatedNodeName", message, fragments)
             return Reason(code, "pod:PodScheduled", cond.message, fragments)
     return None
 
@@ -243,6 +248,20 @@ def _state(workload: Workload | None, members: list[Pod], min_members: int) -> J
     return JobState.PENDING
 
 
+def is_capacity_reservation(workload: Workload | None, pods: Iterable[Pod]) -> bool:
+    """Whether an owner and its pods only hold capacity in reserve: ``pause`` containers at a
+    negative priority and nothing else (Kubernetes' "Overprovision Node Capacity for a Cluster"
+    placeholders, cluster-autoscaler's overprovisioning Deployment). They are kube-scheduler's
+    reservation, held until a pod of higher priority preempts them: shown per node, never as a
+    user's job. The pods decide (only they carry the resolved priority): a pause Deployment whose
+    pods are at priority 0 is a test workload and stays a job. A YuniKorn placeholder is a pause
+    pod too, but it stands in for its gang's members and stays with their job."""
+    if workload is not None and not workload.capacity_reservation:
+        return False
+    listed = [p for p in pods if not p.is_placeholder]
+    return bool(listed) and all(p.capacity_reservation for p in listed)
+
+
 def derive_job(
     key: JobKey, pods: Iterable[Pod], workload: Workload | None, evidence: JobEvidence | None = None
 ) -> Job | None:
@@ -254,6 +273,8 @@ def derive_job(
     if key[1] in NODE_SERVICE_KINDS:
         return None
     all_pods = sorted(pods, key=_BY_NAME)
+    if is_capacity_reservation(workload, all_pods):
+        return None
     if workload is None and evidence is None and len(all_pods) == 1 and not all_pods[0].is_placeholder:
         return _derive_lone_pod(key, all_pods[0])
     return _derive_general(key, all_pods, workload, evidence)

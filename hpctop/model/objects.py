@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from hpctop.model.resources import ZERO, Resources, fast_frozen_init
+from hpctop.model.resources import ZERO, Resources, fast_frozen_init, gpu_equivalent_milli
 from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
@@ -98,6 +98,19 @@ class GpuInventory:
         """Capacity in thousandths of a schedulable unit, the unit pods request."""
         return self.share_total * 1000
 
+    def used_milli(self, allocated: Resources) -> int:
+        """What ``allocated`` takes of :attr:`milli_total`: shares where shared (``nvidia.com/gpu``
+        or, renamed, ``nvidia.com/gpu.shared``), else milli-GPU with MIG devices (``mixed``
+        strategy) counted as the share of a GPU each is."""
+        return gpu_equivalent_milli(allocated)
+
+    def physical_milli(self, allocated: Resources) -> int:
+        """Physical milli-GPU that ``allocated`` holds on this node (a replica of 4: 250)."""
+        used = gpu_equivalent_milli(allocated)
+        if self.is_shared:
+            return used * self.count // self.share_total if self.share_total else 0
+        return used
+
 
 @fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
@@ -117,6 +130,17 @@ class Node:
     @property
     def schedulable(self) -> bool:
         return self.ready and not self.unschedulable
+
+    @property
+    def counts_gpus_apart(self) -> bool:
+        """Whether ``allocatable.gpu`` is not this node's physical GPUs (shares, or MIG slices
+        advertised per profile): capacity sums then count :attr:`GpuInventory.count` instead."""
+        return self.gpu.is_shared or bool(self.gpu.mig_devices)
+
+    @property
+    def gpu_capacity_milli(self) -> int:
+        """Physical GPUs in milli-GPU (a T4 time-sliced 4 ways is 1000, not 4000)."""
+        return self.gpu.count * 1000 if self.counts_gpus_apart else self.allocatable.gpu
 
 
 @fast_frozen_init  # built per event: see fast_frozen_init
@@ -149,6 +173,12 @@ class Pod:
     status_reason: str | None
     terminated_reason: str | None
     restart_count: int = 0
+    #: every container is a ``pause`` image and its priority is negative: a pod that only holds
+    #: capacity until a pod of normal priority preempts it (Kubernetes' "overprovision node
+    #: capacity" placeholders at -1000, cluster-autoscaler's overprovisioning at -10), no work
+    capacity_reservation: bool = False
+    #: the node kube-scheduler preempted victims on for this pod (``status.nominatedNodeName``)
+    nominated_node: str | None = None
 
     @property
     def key(self) -> PodKey:
@@ -223,6 +253,8 @@ class Workload:
     queue: str | None = None
     #: phase of owners that report one (vcjob status.state.phase)
     phase: str | None = None
+    #: its pod template runs only ``pause`` containers: capacity held in reserve, not a job
+    capacity_reservation: bool = False
 
     @property
     def key(self) -> JobKey:

@@ -18,6 +18,8 @@ through small bounded caches: that is also what keeps a stored pod under 3 KiB (
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
 from functools import lru_cache
 
 from hpctop.errors import HpctopError, QuantityError
@@ -35,7 +37,15 @@ from hpctop.model.objects import (
     Workload,
 )
 from hpctop.model.quantity import LIMITS, MAX_GPUS, bounded, to_int
-from hpctop.model.resources import GPU_RESOURCE, MIG_PREFIX, ZERO, Resources
+from hpctop.model.resources import (
+    GPU_RESOURCE,
+    GPU_SHARED_RESOURCE,
+    MIG_PREFIX,
+    MIG_PROFILE,
+    ZERO,
+    Resources,
+    mig_profile_share,
+)
 
 # Annotations hpctop reads; others are dropped at decode time to keep objects small.
 KEPT_ANNOTATION_PREFIXES = (
@@ -383,10 +393,26 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         status.reason,
         terminated_reason,
         restarts,
+        # a pause pod below every default priority is held capacity (pause images also make
+        # test workloads: those keep priority >= 0 and stay jobs)
+        pause_only(spec) and spec.priority is not None and spec.priority < 0,
+        status.nominatedNodeName or None,
     )
 
 
 # -- Node -----------------------------------------------------------------------------------------------
+
+
+#: the pause container (``registry.k8s.io/pause:3.9``, ``k8s.gcr.io/pause``, ``.../pause-amd64:3.1``)
+_PAUSE_IMAGE = re.compile(r"(?:^|/)pause(?:-[a-z0-9]+)?(?:[:@].*)?$")
+
+
+def pause_only(spec: structs.PodSpecS) -> bool:
+    """Whether every container of ``spec`` is the pause image: a pod that holds capacity and runs
+    nothing, as Kubernetes' "Overprovision Node Capacity" task and cluster-autoscaler's
+    overprovisioning FAQ build their placeholders (their images are ``registry.k8s.io/pause``)."""
+    containers = spec.containers
+    return bool(containers) and all(_PAUSE_IMAGE.search(c.image) for c in containers)
 
 
 def _label_count(labels: dict[str, str], key: str, default: str) -> int:
@@ -396,10 +422,46 @@ def _label_count(labels: dict[str, str], key: str, default: str) -> int:
         raise DecodeError(exc.detail, field=f"metadata.labels[{key}]") from None
 
 
+def mig_devices_per_gpu(product: str | None) -> int:
+    """MIG devices one GPU holds under the ``single`` strategy, from GFD's product label
+    (``NVIDIA-A100-SXM4-80GB-MIG-1g.10gb``): the fewer of compute slices over the profile's and
+    the GPU's memory over the profile's (an H100's ``1g.20gb`` is 4 of 7, memory-bound). 0: unknown.
+    """
+    if not product or "-MIG-" not in product:
+        return 0
+    model, profile = product.rsplit("-MIG-", 1)
+    match = MIG_PROFILE.match(profile)
+    if match is None:
+        return 0
+    by_compute = int(1 / mig_profile_share(profile))
+    whole = _GPU_MEMORY_GB.search(model)
+    if whole is None:
+        return max(by_compute, 1)
+    by_memory = int(int(whole.group(1)) / int(match.group(2)) + 0.1) if int(match.group(2)) else by_compute
+    return max(min(by_compute, by_memory), 1)
+
+
+_GPU_MEMORY_GB = re.compile(r"(\d+)GB")
+
+
 def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quantity]) -> GpuInventory:
+    """GPUs of a node from its allocatable and GPU Feature Discovery's labels.
+
+    GFD (``internal/lm/mig-strategy.go``): ``gpu.count`` is the physical GPUs, except under the MIG
+    ``single`` strategy, where it is overridden to the MIG devices (as ``nvidia.com/gpu`` is); the
+    physical GPUs then follow from the profile in ``gpu.product``. Under ``mixed``, ``gpu.count``
+    still counts every GPU, ``nvidia.com/gpu`` only those with MIG disabled, and each profile has
+    its own ``nvidia.com/mig-<profile>`` resource.
+    """
     replicas = _label_count(labels, "nvidia.com/gpu.replicas", "1") or 1
     gpu_limit = (MAX_GPUS * replicas, f"{MAX_GPUS} GPUs of {replicas} shares each")
+    mig_strategy = labels.get("nvidia.com/mig.strategy", "none")
+    if mig_strategy == "single":  # the advertised are slices: bound them as MIG devices
+        gpu_limit = (MAX_GPUS * 7, f"{MAX_GPUS * 7} MIG devices")
     advertised = bounded(GPU_RESOURCE, to_int(allocatable.get(GPU_RESOURCE, 0)), gpu_limit)
+    if not advertised and GPU_SHARED_RESOURCE in allocatable:
+        # time-slicing/MPS with renameByDefault: the replicas are advertised as nvidia.com/gpu.shared
+        advertised = bounded(GPU_SHARED_RESOURCE, to_int(allocatable[GPU_SHARED_RESOURCE]), gpu_limit)
     if not advertised and ALIBABA_COUNT in allocatable:
         advertised = bounded(ALIBABA_COUNT, to_int(allocatable[ALIBABA_COUNT]), LIMITS["gpu"])
     mig = tuple(
@@ -409,27 +471,34 @@ def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quanti
             if k.startswith(MIG_PREFIX)
         )
     )
+    mig = tuple(kv for kv in mig if kv[1] > 0)
     sharing = labels.get("nvidia.com/gpu.sharing-strategy", "none")
     if sharing == "none" and labels.get("hpctop.io/gpu-sharing") == "milli":
         sharing = "milli"
     memory = labels.get("nvidia.com/gpu.memory")
     gpus = advertised // replicas if replicas > 1 else advertised
-    mig_strategy = labels.get("nvidia.com/mig.strategy", "none")
+    product = labels.get(GPU_PRODUCT_LABEL) or labels.get(ALIBABA_MODEL)
     # read only where it matters, so an odd gpu.count label on a plain node drops nothing
-    needs_count = replicas > 1 or mig_strategy == "single" or (not gpus and mig)
-    physical = _label_count(labels, "nvidia.com/gpu.count", "0") if needs_count else 0
+    needs_count = replicas > 1 or mig_strategy == "single" or bool(mig)
+    labelled = _label_count(labels, "nvidia.com/gpu.count", "0") if needs_count else 0
     shares = 0
-    if advertised and (replicas > 1 or (mig_strategy == "single" and physical)):
-        # GFD: gpu.count is the physical GPUs; nvidia.com/gpu counts MIG slices (single strategy)
-        # or replicas (time-slicing, MPS), so each request takes a share, not a GPU
-        gpus = physical or max(gpus, 1)
+    if advertised and mig_strategy == "single" and (per_gpu := mig_devices_per_gpu(product)):
+        # gpu.count is the MIG devices (GFD overrides it); one given below them is a count of GPUs
+        physical = labelled if 0 < labelled < advertised else -(-advertised // per_gpu)
+        gpus, shares = physical, advertised if advertised != physical else 0
+    elif advertised and replicas > 1:
+        # time-slicing, MPS: gpu.count is the physical GPUs, each request takes one replica
+        gpus = labelled or max(gpus, 1)
         shares = advertised if advertised != gpus else 0
-    if gpus > MAX_GPUS:
-        bounded(GPU_RESOURCE, gpus, LIMITS["gpu"])
-    if not gpus and mig:
-        gpus = physical
+    whole = (MAX_GPUS, f"{MAX_GPUS} GPUs")  # physical GPUs of one node (LIMITS are milli-GPU)
+    bounded(GPU_RESOURCE, gpus, whole)
+    if mig:
+        # mixed: MIG-enabled GPUs are advertised per profile, not as nvidia.com/gpu
+        sliced = math.ceil(sum(n * mig_profile_share(p) for p, n in mig))
+        gpus = labelled if labelled > advertised else advertised + sliced
+        bounded(GPU_RESOURCE, gpus, whole)
     return GpuInventory(
-        product=labels.get(GPU_PRODUCT_LABEL) or labels.get(ALIBABA_MODEL),
+        product=product,
         count=gpus,
         memory_mib=to_int(memory) if memory else None,
         mig_strategy=mig_strategy,
@@ -461,7 +530,8 @@ def node_from_struct(w: structs.NodeS) -> Node:
     try:
         gpu = _gpu_inventory(labels, allocatable_raw)
         # time-sliced GPUs advertise replicas × GPUs shares: the bound is on physical GPUs
-        gpu_limit = (MAX_GPUS * 1000 * gpu.replicas, f"{MAX_GPUS} GPUs of {gpu.replicas} shares each")
+        per_gpu = 7 if gpu.mig_strategy == "single" else gpu.replicas  # MIG slices, replicas
+        gpu_limit = (MAX_GPUS * 1000 * per_gpu, f"{MAX_GPUS} GPUs of {per_gpu} shares each")
         allocatable = _node_resources(allocatable_raw, gpu_limit)
         field = "status.capacity"
         capacity = _node_resources(capacity_raw, gpu_limit)
@@ -546,6 +616,14 @@ def _replica_groups(spec: structs.WorkloadSpecS) -> list[tuple[ReplicaGroup, str
                     worker,
                 )
             )
+    elif spec.trainer is not None and spec.trainer.resourcesPerNode is not None:
+        # a TrainJob's own per-node resources override its runtime's (trainer.kubeflow.org v1alpha1)
+        nodes = count(spec.trainer.numNodes, "spec.trainer.numNodes", 1)
+        try:
+            per_node = _one_request(structs.ContainerS(resources=spec.trainer.resourcesPerNode))
+        except QuantityError as exc:
+            raise DecodeError(exc.detail, field="spec.trainer.resourcesPerNode") from None
+        out.append((ReplicaGroup("node", nodes, per_node), None))
     elif spec.tasks:
         for i, task in enumerate(spec.tasks):
             where = f"spec.tasks[{i}]"
@@ -626,6 +704,7 @@ def workload_from_struct(w: structs.WorkloadS, kind: str | None = None, api_vers
         min_available=min_available,
         queue=(policy.queue if policy else None) or spec.queue,
         phase=status.state.phase if status.state is not None else None,
+        capacity_reservation=pause_only(tspec),
     )
 
 

@@ -5,14 +5,22 @@ three resources every part of hpctop reasons about have their own fields (``cpu`
 ``memory`` in bytes, ``gpu`` in milli-GPU so that a trace task asking for 0.22 of a GPU and a DGX
 node with 8 GPUs use one unit); other extended resources, MIG profiles above all
 (``nvidia.com/mig-3g.40gb``), are kept as a sorted tuple so the vector stays hashable and frozen.
+
+A MIG slice requested by its profile (the device plugin's ``mixed`` strategy) stays its own
+resource, counted against the node's per-profile allocatable as Kubernetes does, and
+:func:`gpu_equivalent_milli` says what share of one physical GPU it is (a ``3g.40gb`` three of an
+A100's seven compute slices): what tables and the GPU pane add to whole GPUs, never 0 and never 1.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from hpctop.model.quantity import AGGREGATE_LIMITS, LIMITS, bounded, to_int, to_milli
@@ -22,6 +30,12 @@ _T = TypeVar("_T")
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_SHARED_RESOURCE = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
+#: a MIG profile: compute slices, then memory (``1g.10gb``, ``3g.40gb``, ``1g.10gb+me``, ``1g.5gb.me``)
+MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb")
+#: compute slices of a MIG-capable GPU: 7 on A100, H100, H200 and B200 (NVIDIA MIG user guide,
+#: "Supported MIG Profiles"), 4 on the A30, whose profiles are these (compute, memory) pairs
+MIG_SLICES = 7
+A30_PROFILES = frozenset({(1, 6), (2, 12), (4, 24)})
 #: resources that are bookkeeping, not capacity a scheduler shares out
 IGNORED_RESOURCES = frozenset({"pods", "ephemeral-storage", "hugepages-1Gi", "hugepages-2Mi"})
 
@@ -254,6 +268,43 @@ class Resources:
 
 
 ZERO = Resources()
+
+
+@lru_cache(maxsize=256)
+def mig_profile_share(profile: str) -> Fraction:
+    """The share of one GPU that a MIG device of ``profile`` is (``3g.40gb``: 3 of 7 compute slices).
+
+    An unparsable profile counts as a whole GPU (what the device plugin advertises is still one
+    device), never as nothing.
+    """
+    match = MIG_PROFILE.match(profile)
+    if match is None:
+        return Fraction(1)
+    compute, memory = int(match.group(1)), int(match.group(2))
+    slices = 4 if (compute, memory) in A30_PROFILES else MIG_SLICES
+    return min(Fraction(max(compute, 1), slices), Fraction(1))
+
+
+def mig_counts(r: Resources) -> dict[str, int]:
+    """The MIG devices of a vector by profile (``{"3g.40gb": 1}``): ``nvidia.com/mig-*`` amounts."""
+    return {k[len(MIG_PREFIX) :]: v for k, v in r.extended if k.startswith(MIG_PREFIX) and v > 0}
+
+
+def gpu_equivalent_milli(r: Resources) -> int:
+    """``nvidia.com/gpu`` units (and ``nvidia.com/gpu.shared`` ones, the device plugin's name for
+    time-sliced or MPS replicas under ``renameByDefault``) plus MIG devices as the share of one GPU
+    each is, in milli-GPU.
+
+    Summed exactly, then rounded: an A100 cut ``1g.10gb`` x2, ``2g.20gb``, ``3g.40gb`` is 1000.
+    """
+    if not r.extended:
+        return r.gpu
+    shared = r.get(GPU_SHARED_RESOURCE) * 1000
+    slices = mig_counts(r)
+    if not slices:
+        return r.gpu + shared
+    sliced = sum((n * mig_profile_share(p) for p, n in slices.items()), Fraction(0))
+    return r.gpu + shared + round(sliced * 1000)
 
 
 def total(vectors: Iterable[Resources]) -> Resources:

@@ -98,6 +98,7 @@ class ContainerS(WireStruct, frozen=True):
     needed = frozenset({"resources"})
 
     name: str = ""
+    image: str = ""
     resources: ResourcesS | None = None
 
 
@@ -150,6 +151,7 @@ class PodStatusS(WireStruct, frozen=True):
 
     phase: str = "Pending"
     reason: str | None = None
+    nominatedNodeName: str | None = None
     startTime: str | None = None
     conditions: list[ConditionS] | None = None
     containerStatuses: list[ContainerStatusS] | None = None
@@ -269,6 +271,16 @@ class LeaderWorkerTemplateS(WireStruct, frozen=True):
     workerTemplate: TemplateS | None = None
 
 
+class TrainerS(WireStruct, frozen=True):
+    """A Trainer v2 TrainJob's ``spec.trainer``: its nodes and what each asks for (the runtime's
+    template fills in the rest, which hpctop does not read)."""
+
+    needed = frozenset({"numNodes", "resourcesPerNode"})
+
+    numNodes: int | None = None
+    resourcesPerNode: ResourcesS | None = None
+
+
 class VolcanoTaskS(WireStruct, frozen=True):
     needed = frozenset({"replicas", "minAvailable", "template"})
 
@@ -297,6 +309,7 @@ class WorkloadSpecS(WireStruct, frozen=True):
             "leaderWorkerTemplate",
             "tasks",
             "minAvailable",
+            "trainer",
         }
     )
 
@@ -320,6 +333,8 @@ class WorkloadSpecS(WireStruct, frozen=True):
     tasks: list[VolcanoTaskS] | None = None
     minAvailable: int | None = None
     queue: str | None = None
+    # Kubeflow Trainer v2 TrainJob
+    trainer: TrainerS | None = None
 
 
 class VolcanoJobStateS(WireStruct, frozen=True):

@@ -118,8 +118,17 @@ def _fits_alone(nf: NodeFree, resource: str, req: Request) -> bool:
     return nf.ext.get(resource, 0) >= dict(req.ext).get(resource, 0)
 
 
-def _free_text(resource: str, value: int, req: Request) -> str:
+def shares_gpus(nf: NodeFree | None) -> bool:
+    """Whether a node's ``nvidia.com/gpu`` units are shares, not GPUs: GPU Feature Discovery names
+    such a product ``<model>-SHARED`` (time-slicing, MPS) or ``<model>-MIG-<profile>`` (MIG single)."""
+    product = (nf.product if nf is not None else None) or ""
+    return product.endswith("-SHARED") or "-MIG-" in product
+
+
+def _free_text(resource: str, value: int, req: Request, nf: NodeFree | None = None) -> str:
     if resource == "gpu":
+        if shares_gpus(nf):  # what is free there is shares of GPUs, not whole GPUs
+            return f"{value} GPU shares" if req.whole else f"{gpus(value)} GPU share"
         return f"{value} GPUs" if req.whole else f"{gpus(value)} GPU"
     return _amount(resource, value)
 
@@ -136,10 +145,11 @@ def scarce(
     for resource, need in needs:
         if not any(_fits_alone(nf, resource, req) for nf in nodes):
             value, node = _largest(nodes, resource, req)
+            at = next((nf for nf in nodes if nf.name == node), None)
             return reason(
                 code,
                 kind,
-                f"{resource}: needs {need}; largest free {_free_text(resource, value, req)} on {where}"
+                f"{resource}: needs {need}; largest free {_free_text(resource, value, req, at)} on {where}"
                 + (f" ({node})" if node else ""),
             )
     first = needs[0][0] if needs else "pods"

@@ -5,6 +5,13 @@ label nodes by GPU product, so with no configured partitions each GPU product be
 ``cpu`` for nodes without GPUs). The node lists are built once per cycle and kept sorted by name;
 everything downstream (placement scans, priorities' job-size factor, ``sinfo`` rows) indexes by
 partition, which keeps a placement scan within the nodes that could ever matter.
+
+A partition's ``capacity``/``allocated``/``free`` GPUs are physical GPUs, as the nodes and gpus
+tables count them: a time-sliced or MIG node advertises shares (``nvidia.com/gpu`` = replicas or
+slices, or one resource per MIG profile), and a pod there holds the share of a GPU its request
+is (:meth:`~hpctop.model.objects.GpuInventory.physical_milli`), so one share never counts as a
+whole GPU in the console's totals, the utilisation history or the forecasts' partition figures.
+Placement itself still counts what the nodes advertise, as the device plugin and kube-scheduler do.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hpctop.model.objects import Node, Pod
+from hpctop.model.objects import GpuInventory, Node, Pod
 from hpctop.model.policy import CPU_PARTITION, PartitionSpec, PartitionState, Policy
 from hpctop.model.resources import ZERO, Resources
 from hpctop.scheduling.types import PartitionStatus
@@ -110,9 +117,12 @@ def partition_status(
         if not node.schedulable:
             down += 1
             continue
-        capacity = capacity + node.allocatable
+        capacity = capacity + _physical(node.allocatable, node.gpu_capacity_milli)
         for pod in pods_by_node.get(name, ()):
-            allocated = allocated + pod.requests
+            requests = pod.requests
+            if node.counts_gpus_apart:
+                requests = _physical(requests, node.gpu.physical_milli(requests))
+            allocated = allocated + requests
     free = (capacity - allocated).clamp_min_zero()
     return PartitionStatus(
         name=info.name,
@@ -155,6 +165,9 @@ class PartitionStatic:
     down: int
     models: tuple[str, ...]
     schedulable: tuple[str, ...]
+    #: schedulable nodes whose advertised GPUs are shares or MIG slices: their pods' GPU sums
+    #: are turned into physical milli-GPU by these inventories
+    shared: tuple[tuple[str, GpuInventory], ...] = ()
 
 
 def partition_static(
@@ -165,6 +178,7 @@ def partition_static(
     down = 0
     models: set[str] = set()
     schedulable: list[str] = []
+    shared: list[tuple[str, GpuInventory]] = []
     for name in info.nodes:
         node = nodes[name]
         product = products[name]
@@ -175,7 +189,12 @@ def partition_static(
             continue
         schedulable.append(name)
         add_into(cap, cap_ext, node.allocatable)
-    return PartitionStatic(to_resources(cap, cap_ext), down, tuple(sorted(models)), tuple(schedulable))
+        if node.counts_gpus_apart:
+            cap[2] += node.gpu_capacity_milli - node.allocatable.gpu
+            shared.append((name, node.gpu))
+    return PartitionStatic(
+        to_resources(cap, cap_ext), down, tuple(sorted(models)), tuple(schedulable), tuple(shared)
+    )
 
 
 def partition_status_fast(
@@ -197,6 +216,11 @@ def partition_status_fast(
             alloc[2] += mine[2]
             for key, value in mine[3].items():
                 alloc_ext[key] = alloc_ext.get(key, 0) + value
+    for name, gpu in static.shared:  # shares and MIG slices held there, as physical milli-GPU
+        mine = get(name)
+        if mine is not None:
+            held = Resources(0, 0, mine[2], tuple(sorted((k, v) for k, v in mine[3].items() if v)))
+            alloc[2] += gpu.physical_milli(held) - mine[2]
     allocated = to_resources(alloc, alloc_ext)
     return PartitionStatus(
         name=info.name,
@@ -211,6 +235,11 @@ def partition_status_fast(
         free=(static.capacity - allocated).clamp_min_zero(),
         nodes_down=static.down,
     )
+
+
+def _physical(r: Resources, gpu_milli: int) -> Resources:
+    """``r`` with its GPUs as ``gpu_milli`` physical milli-GPU (MIG slices stay per profile)."""
+    return r if r.gpu == gpu_milli else Resources(r.cpu, r.memory, gpu_milli, r.extended)
 
 
 def cluster_capacity(nodes: Mapping[str, Node]) -> Resources:

@@ -24,6 +24,7 @@ from typing import Any
 
 from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
 from hpctop.model.objects import Job, Node
+from hpctop.model.resources import gpu_equivalent_milli, mig_counts
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.observed import FORECAST_MARK, merge
@@ -75,7 +76,7 @@ def job_row(
             elapsed = job.end_time - job.start_time
     eta = view.eta
     requested = job.requested
-    return {
+    row: Row = {
         "id": job.id,
         "namespace": job.namespace,
         "name": job.name,
@@ -95,8 +96,9 @@ def job_row(
         "min_members": job.min_members,
         "running_members": job.running_members,
         "pending_members": job.pending_members,
-        "gpus": from_milli(requested.gpu),
-        "gpus_per_member": from_milli(job.per_member.gpu),
+        # a MIG slice asked for by profile (mixed strategy) is the share of a GPU it is
+        "gpus": from_milli(gpu_equivalent_milli(requested)),
+        "gpus_per_member": from_milli(gpu_equivalent_milli(job.per_member)),
         "cpus": from_milli(requested.cpu),
         "memory": requested.memory,
         "nodes": list(job.nodes),
@@ -113,6 +115,10 @@ def job_row(
         "binder": view.binder,
         "queue_layer": view.queue_layer,
     }
+    slices = mig_counts(requested)
+    if slices:
+        row["mig"] = slices  # {"3g.40gb": 1}: which slices the GPUS figure is made of
+    return row
 
 
 def _default_order(job: Job, plan: JobPlan | None) -> tuple[Any, ...]:
@@ -413,8 +419,13 @@ def _nodes(_: Any, row: Row) -> str:
     return str(len(row["nodes"])) if row["nodes"] else "-"
 
 
-def _gpus(value: Any, _: Row) -> str:
-    return number(float(value)) if value else "0"
+def _gpus(value: Any, row: Row) -> str:
+    """``2``, or ``0.43 (1x3g.40gb)`` for a job holding MIG slices."""
+    text = number(float(value)) if value else "0"
+    slices = row.get("mig")
+    if isinstance(slices, Mapping) and slices:
+        text += " (" + ",".join(f"{n}x{p}" for p, n in sorted(slices.items())) + ")"
+    return text
 
 
 def _time(value: Any, _: Row) -> str:

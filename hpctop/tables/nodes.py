@@ -23,6 +23,12 @@ GPU: the GPU totals stay physical GPUs, and a row that holds shared GPUs also ca
 total (``gpu_shares`` in ``hpctop nodes``, ``shares`` in ``hpctop gpus``), in which allocated, free
 and unavailable are then counted (``shares = allocated + free + unavailable``), so free is never
 negative, nor zero while shares are free. The text reads ``4 GPUs / 16 shares, 5 used``.
+
+MIG ``mixed`` strategy (GFD's ``nvidia.com/mig.strategy=mixed``): the node advertises each profile
+as its own resource (``nvidia.com/mig-3g.40gb``) and ``nvidia.com/gpu`` only for GPUs with MIG
+off, while ``nvidia.com/gpu.count`` counts every GPU. The GPU totals stay physical GPUs, a slice
+in use counts as the share of a GPU it is (a ``3g.40gb`` 3/7), and ``mig`` gives allocated and
+total per profile; such a node is ``alloc`` when its whole GPUs and every slice are taken.
 """
 
 from __future__ import annotations
@@ -74,6 +80,9 @@ class NodeUsage:
     #: bound pods that are work, not node services (DaemonSet pods run on every node, cordoned
     #: or not, and never keep a cordoned node draining)
     work_pods: int | None = None
+    #: bound pods that only hold capacity in reserve (pause containers: kube-scheduler's
+    #: placeholders, cluster-autoscaler's overprovisioning), counted in ``allocated``
+    reserved_pods: int = 0
 
     @property
     def state(self) -> str:
@@ -84,8 +93,12 @@ class NodeUsage:
         if node.unschedulable:
             working = busy if self.work_pods is None else self.work_pods > 0
             return "drng" if working else "drain"
-        if node.gpu.count > 0:
-            full = alloc.gpu >= node.gpu.milli_total
+        if node.gpu.mig_devices:
+            full = alloc.gpu >= node.allocatable.gpu and all(
+                alloc.get(MIG_PREFIX + profile) >= total for profile, total in node.gpu.mig_devices
+            )
+        elif node.gpu.count > 0:
+            full = node.gpu.used_milli(alloc) >= node.gpu.milli_total
         else:
             full = node.allocatable.cpu > 0 and alloc.cpu >= node.allocatable.cpu
         if full:
@@ -99,14 +112,17 @@ def node_usage(snapshot: Snapshot) -> dict[str, NodeUsage]:
     for name in sorted(snapshot.nodes):
         node = snapshot.nodes[name]
         alloc = Resources()
-        count = work = 0
+        count = work = reserved = 0
         for pod in snapshot.pods_on(name):
             if pod.holds_resources:
                 alloc = alloc + pod.requests
                 count += 1
+                if pod.capacity_reservation:
+                    reserved += 1  # capacity held in reserve (pause containers): no work runs there
+                    continue
                 if pod.owner is None or pod.owner.kind not in NODE_SERVICE_KINDS:
                     work += 1
-        out[name] = NodeUsage(node, alloc, count, work)
+        out[name] = NodeUsage(node, alloc, count, work, reserved)
     return out
 
 
@@ -158,7 +174,7 @@ def node_rows(
             "cpus_total": from_milli(node.allocatable.cpu),
             "memory_alloc": alloc.memory,
             "memory_total": node.allocatable.memory,
-            "gpus_alloc": from_milli(alloc.gpu),
+            "gpus_alloc": from_milli(node.gpu.used_milli(alloc)),
             "gpus_total": node.gpu.count,
             "gpu_model": node.gpu.product,
             "gpu_memory_mib": node.gpu.memory_mib,
@@ -169,6 +185,8 @@ def node_rows(
         }
         if node.gpu.is_shared:
             row["gpu_shares"] = node.gpu.share_total
+        if usage.reserved_pods:
+            row["reserved_pods"] = usage.reserved_pods  # pause pods holding capacity in reserve
         mig = _mig(node, alloc)
         if mig:
             row["mig"] = mig
@@ -214,7 +232,7 @@ def summary_rows(
                 "cpus_total": from_milli(sum(u.node.allocatable.cpu for u in members)),
                 "memory_alloc": alloc.memory,
                 "memory_total": sum(u.node.allocatable.memory for u in members),
-                "gpus_alloc": from_milli(alloc.gpu),
+                "gpus_alloc": from_milli(sum(u.node.gpu.used_milli(u.allocated) for u in members)),
                 "gpus_total": sum(u.node.gpu.count for u in members),
                 "gpu_models": sorted({u.node.gpu.product for u in members if u.node.gpu.product}),
             }
@@ -241,6 +259,9 @@ def _gpu_pair(_: Any, row: Row) -> str:
     """``A/T`` GPUs, or ``4 GPUs / 16 shares, 5 used`` where requests take shares of GPUs."""
     alloc, total = number(float(row["gpus_alloc"])), number(float(row["gpus_total"]))
     if "gpu_shares" not in row:
+        mig = row.get("mig")
+        if isinstance(mig, Mapping) and mig:  # a mixed-strategy node: its slices in use per profile
+            return f"{alloc}/{total}, MIG " + _mig_text(mig, row)
         return f"{alloc}/{total}"
     return f"{total} GPUs / {number(float(row['gpu_shares']))} shares, {alloc} used"
 
@@ -324,8 +345,9 @@ def gpu_rows(
                 },
             )
             capacity = node.gpu.milli_total
-            taken = min(use.allocated.gpu, capacity) if capacity else use.allocated.gpu
-            left = max(capacity - use.allocated.gpu, 0)
+            used = node.gpu.used_milli(use.allocated)
+            taken = min(used, capacity) if capacity else used
+            left = max(capacity - used, 0)
             entry["nodes"] += 1
             entry["total"] += node.gpu.count * 1000
             entry["shares"] += capacity

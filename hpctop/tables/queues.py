@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from hpctop.model.resources import gpu_equivalent_milli
 from hpctop.scheduling.types import QueueStatus, ScheduleResult
 from hpctop.tables.fmt import from_milli
 from hpctop.tables.keys import QUEUE_CSV_KEYS as CSV_KEYS
@@ -32,10 +33,11 @@ def queue_row(status: QueueStatus) -> Row:
         "depth": status.depth,
         "leaf": status.is_leaf,
         "state": status.state.value,
-        "guaranteed_gpus": from_milli(status.guaranteed.gpu),
-        "used_gpus": from_milli(status.used.gpu),
-        "max_gpus": from_milli(status.max.gpu) if status.max is not None else None,
-        "pending_gpus": from_milli(status.pending.gpu),
+        # MIG slices asked for by profile count as the share of a GPU each is
+        "guaranteed_gpus": from_milli(gpu_equivalent_milli(status.guaranteed)),
+        "used_gpus": from_milli(gpu_equivalent_milli(status.used)),
+        "max_gpus": from_milli(gpu_equivalent_milli(status.max)) if status.max is not None else None,
+        "pending_gpus": from_milli(gpu_equivalent_milli(status.pending)),
         "used_cpus": from_milli(status.used.cpu),
         "used_memory": status.used.memory,
         "running_jobs": status.running_jobs,

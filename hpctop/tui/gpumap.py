@@ -4,7 +4,8 @@ A pod's devices are ``pod.gpu_indices`` on ``pod.node_name``; fractional pods (`
 1000 milli-GPU) share an index. On a node whose GPUs are shared (MIG ``single`` slices, time-slicing
 or MPS replicas: ``Node.gpu.is_shared``) a request counts shares, so it fills its share of a
 physical GPU (a 1g.10gb slice a seventh, one of 4 replicas a quarter) and the node says both
-counts (``4 GPUs / 16 shares, 5 used``). A live pod rarely names its devices; with
+counts (``4 GPUs / 16 shares, 5 used``); a MIG slice asked for by profile (``mixed`` strategy,
+``nvidia.com/mig-3g.40gb``) fills the share of a GPU it is (3/7). A live pod rarely names its devices; with
 ``--prometheus`` the DCGM exporter's per-GPU ``pod``/``namespace`` labels do (``devices``), and
 without them the holders are known per node only (``NodeGpus.unplaced``), which the pane says
 rather than pretending to know the cell. This module folds that into one :class:`NodeGpus` per node (fill and
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey
+from hpctop.model.resources import gpu_equivalent_milli, mig_counts
 from hpctop.tui.sanitize import sanitize_display
 
 FULL = "█"
@@ -59,6 +61,8 @@ class NodeGpus:
     shares_used: int = 0  # milli-shares requested (where shared)
     #: holders of GPUs on this node whose device is unknown (no index, no DCGM holder label)
     unplaced: list[tuple[str, str, float]] = field(default_factory=list)
+    #: MIG devices per profile under the ``mixed`` strategy: {profile: [in use, total]}
+    mig: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def down(self) -> bool:
@@ -76,7 +80,10 @@ class NodeGpus:
         """``used/total GPUs``, or ``4 GPUs / 16 shares, 5 used`` where GPUs are shared."""
         if self.shares:
             return f"{len(self.slots)} GPUs / {self.shares} shares, {self.shares_used / 1000:g} used"
-        return f"{self.used / 1000:g}/{self.total / 1000:g} GPUs"
+        text = f"{self.used / 1000:g}/{self.total / 1000:g} GPUs"
+        if self.mig:
+            text += ", MIG " + ",".join(f"{p}:{u}/{t}" for p, (u, t) in sorted(self.mig.items()))
+        return text
 
     @property
     def fill(self) -> float:
@@ -148,18 +155,26 @@ def build_gpu_map(
             cordoned=node.unschedulable,
             slots=[GpuSlot() for _ in range(count)],
             shares=node.gpu.share_total if node.gpu.is_shared else 0,
+            mig={profile: [0, total] for profile, total in node.gpu.mig_devices},
         )
         for pk in sorted(pods_by_node.get(name, ())):  # frozenset order varies per process
             pod = pods.get(pk)
-            if pod is None or not pod.holds_resources or pod.requests.gpu <= 0:
+            if pod is None or not pod.holds_resources:
+                continue
+            for profile, n in mig_counts(pod.requests).items():
+                if profile in ng.mig:
+                    ng.mig[profile][0] += n
+            # shares where shared, else milli-GPU with MIG slices as the share of a GPU each is
+            amount = gpu_equivalent_milli(pod.requests)
+            if amount <= 0:
                 continue
             holder_job = job_of.get(pk)
             holder = (
                 sanitize_display(holder_job.id if holder_job else f"{pk[0]}/{pk[1]}", cap=128),
                 sanitize_display((holder_job.queue if holder_job else None) or "", cap=128),
-                pod.requests.gpu / 1000,
+                amount / 1000,
             )
-            physical = pod.requests.gpu
+            physical = amount
             if ng.shares:
                 ng.shares_used += physical
                 physical = physical * count // ng.shares

@@ -286,14 +286,15 @@ def test_gpu_rows_add_up() -> None:
     assert [(r["partition"], r["model"]) for r in rows] == [("h100", "H100"), ("a100", "A100")]
     h100, a100 = rows
     assert (h100["total"], h100["allocated"], h100["free"], h100["unavailable"]) == (16, 7, 2, 7)
-    assert (a100["total"], a100["allocated"], a100["free"]) == (4, 0.25, 3.75)
+    # a quarter GPU plus a 3g.40gb MIG slice, three of an A100's seven compute slices (issue 11)
+    assert (a100["total"], a100["allocated"], a100["free"]) == (4, 0.679, 3.321)
     assert a100["mig"] == {"3g.40gb": {"allocated": 1, "free": 1, "total": 2}}
     assert "mig" not in h100
     for row in rows:
         assert row["total"] == row["allocated"] + row["free"] + row["unavailable"]
     assert nodes.gpu_rows(snapshot, result, partitions=["a100"]) == [a100]
     text = render(rows, nodes.GPU_COLUMNS, "table").splitlines()
-    assert text[2].split() == ["a100", "A100", "1", "4", "0.25", "3.75", "0", "none", "3g.40gb:1/2"]
+    assert text[2].split() == ["a100", "A100", "1", "4", "0.68", "3.32", "0", "none", "3g.40gb:1/2"]
 
 
 def _all_tables() -> list[list[dict[str, object]]]:

@@ -387,7 +387,7 @@ class GpuPane(ScrollView, can_focus=True):
                 name_style = self._style(bold=True, reverse=True) if is_cur else Style()
                 segs = [Segment(fit_cells(n.name, name_w), name_style), Segment(" ")]
                 segs.extend(self._slot_segments(n))
-                figures = n.gpu_text() if n.shares else f"{_gpus(n.used)}/{_gpus(n.total)}"
+                figures = n.gpu_text() if n.shares or n.mig else f"{_gpus(n.used)}/{_gpus(n.total)}"
                 segs.append(Segment(f" {figures}", Style()))
                 if n.down:
                     segs.append(Segment(" down" if not n.ready else " cordoned", self._style("gpu-down")))
