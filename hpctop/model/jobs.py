@@ -424,6 +424,7 @@ def _derive_general(
         else (),
         requested_total=requested_total,
         slurm_partition=_first((SLINKY_PARTITION,), labels, ann),
+        one_per_node=sample.one_per_node if sample is not None else False,
     )
 
 

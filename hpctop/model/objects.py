@@ -15,6 +15,9 @@ from hpctop.model.resources import ZERO, Resources, fast_frozen_init, gpu_equiva
 from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
+#: the node label every kubelet sets to its node name (the topology key of "one per node")
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
 JobKey = tuple[str, str, str]  # (namespace, kind, name)
 #: a scheduler backend object: (API group, kind, namespace or "", name). Volcano and
 #: scheduler-plugins both define kind PodGroup, so the group is part of every key.
@@ -179,6 +182,9 @@ class Pod:
     capacity_reservation: bool = False
     #: the node kube-scheduler preempted victims on for this pod (``status.nominatedNodeName``)
     nominated_node: str | None = None
+    #: a required pod anti-affinity on the hostname that selects this pod's own labels: no two
+    #: such pods of one job on a node (``Job.one_per_node``, Slurm's ``--ntasks-per-node=1``)
+    one_per_node: bool = False
 
     @property
     def key(self) -> PodKey:
@@ -367,6 +373,9 @@ class Job:
     #: the Slurm partition slurm-bridge is asked for (``slurmjob.slinky.slurm.net/partition``):
     #: Slurm's, not one of hpctop's partitions, so kept apart from ``partition``
     slurm_partition: str | None = None
+    #: every member on its own node (Slurm's ``--nodes=N --ntasks-per-node=1`` for members smaller
+    #: than a node; on Kubernetes a required pod anti-affinity on the hostname among the members)
+    one_per_node: bool = False
 
     @property
     def id(self) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from hpctop.model.objects import JobKey
@@ -227,14 +227,29 @@ class Profile:
     def reserved(self, node: str) -> bool:
         return node in self.reservations
 
-    def blocking(self, nodes: Sequence[str]) -> Reservation | None:
-        """The earliest-made reservation on any of these nodes (for a Priority reason's evidence)."""
-        on = set()
-        for node in nodes:
-            for entry in self.reservations.get(node, ()):
-                on.add(entry[4])
+    def delayed(self, nodes: Collection[str], t1: float, req: Request, m: int) -> Reservation | None:
+        """The reservation a job fitting live would delay by starting now and running until ``t1``.
+
+        That is a reservation in force during [now, t1) on a node where fewer of the job's
+        members fit under the reservations than live (the node the job would take from it); the
+        earliest-made such one (reservations are made in evaluation order, so it is the
+        highest-priority job delayed). Not just any reservation on the same nodes: one that
+        starts after ``t1``, or sits on a node the job does not need, is not delayed by it.
+        """
+        t0 = self.now
+        delayed: set[JobKey] = set()
+        for node, entries in self.reservations.items():
+            if node not in nodes:
+                continue
+            live = self.live[node]
+            wanted = live.hosts(req, m)
+            if wanted == 0 or self.avail(node, t0, t1).hosts(req, m) >= wanted:
+                continue
+            for start, end, _req, _indices, job in entries:
+                if start < t1 and end > t0:
+                    delayed.add(job)
         for res in self.made:
-            if res.job in on:
+            if res.job in delayed:
                 return res
         return None
 

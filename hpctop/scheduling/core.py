@@ -32,7 +32,7 @@ from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
 from hpctop.scheduling import explain
-from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
+from hpctop.scheduling.backfill import INF, Profile, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
 from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
@@ -74,7 +74,8 @@ class Outcome:
     deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
 
 
-_Failure = tuple[int, int, int, int, tuple[tuple[str, int], ...]]  # cpu, memory, GPU milli, members, ext
+#: cpu, memory, GPU milli, members, ext, per-node limit (0: none)
+_Failure = tuple[int, int, int, int, tuple[tuple[str, int], ...], int]
 
 
 class _Failures:
@@ -88,17 +89,15 @@ class _Failures:
     __slots__ = ("entries",)
 
     def __init__(self) -> None:
-        self.entries: dict[
-            tuple[object, ...], list[tuple[int, int, int, int, tuple[tuple[str, int], ...]]]
-        ] = {}
+        self.entries: dict[tuple[object, ...], list[_Failure]] = {}
 
     def known(self, key: tuple[object, ...], req: Request, m: int) -> bool:
         items = self.entries.get(key)
         if not items:
             return False
         cpu, memory, gpu = req.cpu, req.memory, req.gpu_milli
-        for fcpu, fmem, fgpu, fm, fext in items:
-            if m >= fm and cpu >= fcpu and memory >= fmem and gpu >= fgpu:
+        for fcpu, fmem, fgpu, fm, fext, fper in items:
+            if m >= fm and cpu >= fcpu and memory >= fmem and gpu >= fgpu and req.spreads_as_much(fper):
                 if not fext:
                     return True
                 mine = dict(req.ext)
@@ -108,7 +107,7 @@ class _Failures:
 
     def add(self, key: tuple[object, ...], req: Request, m: int) -> None:
         items = self.entries.setdefault(key, [])
-        items.append((req.cpu, req.memory, req.gpu_milli, m, req.ext))
+        items.append((req.cpu, req.memory, req.gpu_milli, m, req.ext, req.per_node))
         if len(items) > MAX_FAILURES_KEPT:
             del items[0]
 
@@ -212,7 +211,6 @@ class _Cycle:
         self._cursor: dict[tuple[object, ...], int] = {}
         self.placed = 0  # placements so far: the version of the live state
         self._fits_live: dict[tuple[object, ...], int] = {}
-        self._blocking: dict[tuple[Signature, str], tuple[int, Reservation | None]] = {}
         self._closed: dict[str, str | None] = {}  # leaf queue -> first closed queue above it (fixed)
         self._up: dict[int, tuple[Eligibility, list[str]]] = {}  # by id: the object is kept with it
         self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
@@ -304,11 +302,7 @@ class _Cycle:
         """The schedulable matching nodes a member of ``req`` could fit now (``WholeIndex``), in order."""
         if not req.whole:
             return names
-        key = (sig, pname)
-        members = self._member_sets.get(key)
-        if members is None:
-            members = self._member_sets[key] = frozenset(names)
-        return self.index.candidates(names, members, req.whole)
+        return self.index.candidates(names, self.member_set(sig, pname), req.whole)
 
     def _view(self, names: Sequence[str], window_end: float) -> list[NodeFree]:
         """Nodes as a job running until ``window_end`` may use them (reserved ones trimmed)."""
@@ -399,21 +393,22 @@ class _Cycle:
         self._fits_live[key] = self.placed
         return True
 
-    def blocking(self, sig: Signature, pname: str) -> Reservation | None:
-        """``Profile.blocking`` for a node set, remembered until the next reservation is made."""
+    def member_set(self, sig: Signature, pname: str) -> frozenset[str]:
+        """The schedulable matching nodes of a partition, as a set (kept for the cycle)."""
         key = (sig, pname)
-        made = len(self.profile.made)
-        found = self._blocking.get(key)
-        if found is None or found[0] != made:
-            found = self._blocking[key] = (made, self.profile.blocking(self.matching(sig, pname)[1]))
-        return found[1]
+        members = self._member_sets.get(key)
+        if members is None:
+            members = self._member_sets[key] = frozenset(self.matching(sig, pname)[1])
+        return members
 
     # -- one job -------------------------------------------------------------------------------
 
     def ordered_partitions(self, names: Sequence[str], req: Request) -> list[str]:
         infos = [self.part_by_name[n] for n in names]
         if not (req.whole or req.frac):
-            infos.sort(key=lambda p: (-p.spec.evaluation_tier, -p.spec.priority_tier, not p.spec.cpu_only, p.name))
+            infos.sort(
+                key=lambda p: (-p.spec.evaluation_tier, -p.spec.priority_tier, not p.spec.cpu_only, p.name)
+            )
         return [p.name for p in infos]
 
     def settled(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome | None) -> bool:
@@ -548,7 +543,7 @@ class _Cycle:
             if live_fit not in allowed:
                 out.reason = explain.priority_strict(live_fit, self.strict_blocked[live_fit])
             else:
-                blocker = self.blocking(sig, live_fit)
+                blocker = self.profile.delayed(self.member_set(sig, live_fit), window_end, req, m)
                 if blocker is not None:
                     out.reason = explain.priority_reservation(
                         "/".join(blocker.job[::2]), blocker.start, blocker.nodes, self.now
@@ -782,11 +777,12 @@ class _Cycle:
             # quota, ...): they change nothing, and the order of the others is the same without
             # them (see ``settled``; a queue's DRF share moves only when that queue places)
             kept: list[Job] = []
-            request_of: dict[Resources, Request] = {}  # equal requests give equal ``Request``s
+            request_of: dict[tuple[Resources, bool], Request] = {}  # equal requests, equal ``Request``s
             for job in pending:
-                req = request_of.get(job.per_member)
+                shape = (job.per_member, job.one_per_node)
+                req = request_of.get(shape)
                 if req is None:
-                    req = request_of[job.per_member] = Request.of(job.per_member)
+                    req = request_of[shape] = Request.of(job.per_member, 1 if job.one_per_node else 0)
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 if self.settled(job, path_of[job.key], e, req, None):
                     continue
@@ -797,7 +793,7 @@ class _Cycle:
             pending = kept
         else:
             for job in pending:
-                req = requests[job.key] = Request.of(job.per_member)
+                req = requests[job.key] = Request.of(job.per_member, 1 if job.one_per_node else 0)
                 e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 priorities[job.key] = p = prio(job, e.partitions)
                 totals[job.key] = p.total

@@ -6,7 +6,8 @@ Slurm semantics kept here (hand-checked against priority_multifactor.shtml): the
 represents "the length of time a job has been sitting in the queue and eligible to run"
 ("Age Factor"), and a held job is not eligible: only ``PriorityFlags=ACCRUE_ALWAYS``
 (slurm.conf(5)) increases the age factor "despite job ineligibility due to either dependencies,
-holds or begin time in the future". So a held job's age factor is 0. The partition factor is the partition's PriorityJobFactor over the largest one
+holds or begin time in the future". So a held job's age factor is 0. The partition factor is
+the partition's PriorityJobFactor over the largest one
 (``PartitionSpec.job_factor``, not PriorityTier, which orders evaluation in ``core``).
 Fair-share is the classic ``2^(-U/S)`` (not Fair Tree): it is a function of the queue alone, so a
 whole queue's jobs share one factor and the computation is O(queues), not O(jobs x users).

@@ -35,7 +35,7 @@ import orjson
 
 from hpctop.errors import ActionFailed
 from hpctop.model.decode import format_time
-from hpctop.model.objects import JobKey, PodKey
+from hpctop.model.objects import HOSTNAME_LABEL, JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
 
 #: virtual t = 0 is 2026-01-01T00:00:00Z; all simulator times are Unix seconds from here on
@@ -411,6 +411,18 @@ class SimulatedCluster:
                 {k: v for k, v in (("key", key), ("operator", op), ("value", value), ("effect", effect)) if v}
                 for key, op, value, effect in spec.tolerations
             ]
+        if spec.one_per_node:
+            # one member per node (Slurm's --ntasks-per-node=1): the members repel each other
+            body["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "topologyKey": HOSTNAME_LABEL,
+                            "labelSelector": {"matchLabels": {"batch.kubernetes.io/job-name": spec.name}},
+                        }
+                    ]
+                }
+            }
         return body
 
     def _template(self, job: _Job) -> dict[str, Any]:
