@@ -23,6 +23,7 @@ from hpctop.backends.kube_scheduler.read import pod_reason
 from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.objects import (
+    BACKFILLED_ANNOTATION,
     VOLCANO_BATCH_GROUP,
     Gang,
     Job,
@@ -425,6 +426,7 @@ def _derive_general(
         requested_total=requested_total,
         slurm_partition=_first((SLINKY_PARTITION,), labels, ann),
         one_per_node=sample.one_per_node if sample is not None else False,
+        backfilled=any(p.annotations.get(BACKFILLED_ANNOTATION) == "true" for p in members),
     )
 
 

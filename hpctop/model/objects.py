@@ -15,6 +15,9 @@ from hpctop.model.resources import ZERO, Resources, fast_frozen_init, gpu_equiva
 from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
+#: set "true" on a pod by the binder (the simulator's session) when the scheduling core started it
+#: by backfill (``Placement.backfilled``): once running, the job's plan has no placement left
+BACKFILLED_ANNOTATION = "hpctop.io/backfilled"
 #: the node label every kubelet sets to its node name (the topology key of "one per node")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
@@ -376,6 +379,8 @@ class Job:
     #: every member on its own node (Slurm's ``--nodes=N --ntasks-per-node=1`` for members smaller
     #: than a node; on Kubernetes a required pod anti-affinity on the hostname among the members)
     one_per_node: bool = False
+    #: started by a backfill pass, not the main one (``BACKFILLED_ANNOTATION`` on its running pods)
+    backfilled: bool = False
 
     @property
     def id(self) -> str:

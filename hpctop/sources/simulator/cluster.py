@@ -35,7 +35,7 @@ import orjson
 
 from hpctop.errors import ActionFailed
 from hpctop.model.decode import format_time
-from hpctop.model.objects import HOSTNAME_LABEL, JobKey, PodKey
+from hpctop.model.objects import BACKFILLED_ANNOTATION, HOSTNAME_LABEL, JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
 
 #: virtual t = 0 is 2026-01-01T00:00:00Z; all simulator times are Unix seconds from here on
@@ -104,6 +104,7 @@ class _Pod:
     started: float | None = None
     finished: float | None = None
     reason: str | None = None  # terminated reason (Completed, Error, DeadlineExceeded)
+    backfilled: bool = False  # bound by a backfill decision (``BACKFILLED_ANNOTATION``)
 
     @property
     def live(self) -> bool:
@@ -579,9 +580,12 @@ class SimulatedCluster:
         status: dict[str, Any] = {"phase": pod.phase, "qosClass": "Burstable"}
         if pod.node is not None:
             body = orjson.Fragment(b'%s,"nodeName":%s}' % (wire.pod_spec[:-1], orjson.dumps(pod.node)))
-            if pod.gpu_indices:
+            if pod.gpu_indices or pod.backfilled:
                 annotations = dict(wire.pod_annotations)
-                annotations["alibabacloud.com/gpu-index"] = "-".join(str(i) for i in pod.gpu_indices)
+                if pod.gpu_indices:
+                    annotations["alibabacloud.com/gpu-index"] = "-".join(str(i) for i in pod.gpu_indices)
+                if pod.backfilled:
+                    annotations[BACKFILLED_ANNOTATION] = "true"
             started = _ts(pod.started or self._now)
             status["conditions"] = [
                 {"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
@@ -939,8 +943,12 @@ class SimulatedCluster:
             witness.pop(shape, None)
         return False
 
-    def bind(self, pod: PodKey, node: str, gpu_indices: tuple[int, ...] = ()) -> list[Event]:
+    def bind(
+        self, pod: PodKey, node: str, gpu_indices: tuple[int, ...] = (), *, backfilled: bool = False
+    ) -> list[Event]:
         """Bind a pending pod to a node (and GPU devices); it starts running at once.
+
+        ``backfilled``: the scheduler started it by backfill; the pod carries ``BACKFILLED_ANNOTATION``.
 
         Raises :class:`SimulatorError` (nothing changes) when the pod is gone or bound, or the
         node lacks room, as a kubelet's admission would.
@@ -963,6 +971,7 @@ class SimulatedCluster:
         sim_node.free_pods -= 1
         sim_pod.node = node
         sim_pod.gpu_indices = indices
+        sim_pod.backfilled = backfilled
         self._pending_changed(spec, -1)
         sim_pod.phase = "Running"
         sim_pod.started = self._now
