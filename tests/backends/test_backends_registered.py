@@ -27,7 +27,7 @@ from typing import Any
 import grimp
 import orjson
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from hpctop.backends import registry
 from hpctop.backends.contract import Backend, ResourceSpec

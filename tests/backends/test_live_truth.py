@@ -30,7 +30,7 @@ from typing import Any
 
 import kmock
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from hpctop.runtime.cluster_view import ClusterView, read_cluster
 from hpctop.tables import jobs as jobs_table

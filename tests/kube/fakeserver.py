@@ -657,7 +657,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
         """The mutating requests received (POST/PUT/PATCH/DELETE), reviews excluded, in order."""
         return [r for _, r in self.log if _is_write(r) and not _is_review(r)]
 
-    def get(self, res: Res, name: str, namespace: str | None = None) -> Obj | None:
+    # not kmock's HTTP ``get(url)`` helper, which the tests never use on the fake: its object lookup
+    def get(self, res: Res, name: str, namespace: str | None = None) -> Obj | None:  # type: ignore[override]
         """A copy of what the server holds for this object, or None."""
         obj = self.state.get(res, {}).get((namespace if res.namespaced else None, name))
         return copy.deepcopy(obj) if obj is not None else None
@@ -751,6 +752,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
         tail = request.params.get("tailLines")
 
         response = aiohttp.web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+        assert request._raw_request is not None  # kmock keeps it on every request it serves
         await response.prepare(request._raw_request)
         lines = self.pod_logs.get(key, [])
         sent = max(len(lines) - int(tail), 0) if tail else 0
@@ -1107,7 +1109,9 @@ class FakeApiServer(kmock.KubernetesEmulator):
             value = _dig(new, path)
             if not applies or value is None:
                 continue
-            bad = not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0))
+            bad = not isinstance(value, kind) or (
+                isinstance(value, int) and kind is int and (isinstance(value, bool) or value < 0)
+            )
             if bad:
                 causes.append(
                     {
@@ -1648,9 +1652,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
                         if deadline is not None and loop.time() >= deadline - 0.001:
                             if token_deadline is not None and self.token_clock is not None:
                                 raw = request._raw_request
-                                alive = raw is not None and raw.transport is not None
+                                transport = raw.transport if raw is not None else None
+                                alive = transport is not None and not transport.is_closing()
                                 expired = self.token_clock() >= token_deadline - 0.001
-                                if alive and not raw.transport.is_closing() and expired:  # still read
+                                if alive and expired:  # still read
                                     self.expired_cuts += 1
                             return
                         if not bookmarks or loop.time() < next_bookmark - 0.001:
