@@ -69,6 +69,11 @@ def _states(cluster: RealSlurm) -> dict[str, str]:
 def _until(
     cluster: RealSlurm, ready: Callable[[dict[str, str]], bool], timeout: float = 20.0
 ) -> dict[str, str]:
+    """squeue's states once ``ready`` holds (or at the timeout: the asserts then say what differs).
+
+    Not ``tests.polling.until``: that one is async and fails on timeout; this polls a subprocess
+    and hands back what it last saw.
+    """
     deadline = time.monotonic() + timeout
     while True:
         states = _states(cluster)
