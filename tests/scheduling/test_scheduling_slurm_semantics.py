@@ -303,3 +303,22 @@ def test_a_pods_own_hostname_anti_affinity_is_one_per_node(term: dict[str, objec
         },
     }
     assert decode_object("Pod", orjson.dumps(raw)).one_per_node is expected
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    [
+        "bad",
+        {"podAntiAffinity": "x"},
+        {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": 5}]}},
+    ],
+)
+def test_a_malformed_affinity_is_tolerated_not_one_per_node(affinity: object) -> None:
+    # affinity is not a field the pod needs (model/structs.py ``needed``): a malformed one is
+    # read as absent, the pod itself is kept
+    raw = {
+        "metadata": {"name": "a-0", "namespace": "ns", "labels": {"job": "a"}},
+        "spec": {"containers": [{"name": "c"}], "affinity": affinity},
+    }
+    pod = decode_object("Pod", orjson.dumps(raw))
+    assert pod.name == "a-0" and pod.one_per_node is False
