@@ -237,20 +237,19 @@ class Profile:
         starts after ``t1``, or sits on a node the job does not need, is not delayed by it.
         """
         t0 = self.now
-        delayed: set[JobKey] = set()
-        for node, entries in self.reservations.items():
-            if node not in nodes:
+        taken: dict[str, bool] = {}  # node -> whether the reservations there leave the job fewer hosts
+        for res in self.made:  # in the order made: the first hit is the one to name
+            if not (res.start < t1 and res.end > t0):
                 continue
-            live = self.live[node]
-            wanted = live.hosts(req, m)
-            if wanted == 0 or self.avail(node, t0, t1).hosts(req, m) >= wanted:
-                continue
-            for start, end, _req, _indices, job in entries:
-                if start < t1 and end > t0:
-                    delayed.add(job)
-        for res in self.made:
-            if res.job in delayed:
-                return res
+            for node in res.nodes:
+                if node not in nodes:
+                    continue
+                hit = taken.get(node)
+                if hit is None:
+                    wanted = self.live[node].hosts(req, m)
+                    hit = taken[node] = wanted > 0 and self.avail(node, t0, t1).hosts(req, m) < wanted
+                if hit:
+                    return res
         return None
 
     def free_at(self, node: str, t: float) -> NodeFree:

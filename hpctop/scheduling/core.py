@@ -32,7 +32,7 @@ from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
 from hpctop.scheduling import explain
-from hpctop.scheduling.backfill import INF, Profile, earliest_start
+from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
 from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
@@ -195,6 +195,7 @@ class _Cycle:
         self.unheld: dict[str, tuple[list[int], dict[str, int]]] = {}
         self.index = WholeIndex(whole)
         self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
+        self._delayed: dict[tuple[object, ...], tuple[tuple[int, int], Reservation | None]] = {}
         self.empty = view.empty
         self.cluster = view.cluster
         self.profile = Profile(now, self.live)
@@ -393,6 +394,18 @@ class _Cycle:
         self._fits_live[key] = self.placed
         return True
 
+    def delayed(
+        self, sig: Signature, pname: str, req: Request, m: int, window_end: float
+    ) -> Reservation | None:
+        """``Profile.delayed`` on a partition's nodes, remembered until the next placement or reservation."""
+        key = (sig, pname, req, m, window_end)
+        version = (self.placed, len(self.profile.made))
+        found = self._delayed.get(key)
+        if found is None or found[0] != version:
+            res = self.profile.delayed(self.member_set(sig, pname), window_end, req, m)
+            found = self._delayed[key] = (version, res)
+        return found[1]
+
     def member_set(self, sig: Signature, pname: str) -> frozenset[str]:
         """The schedulable matching nodes of a partition, as a set (kept for the cycle)."""
         key = (sig, pname)
@@ -543,7 +556,7 @@ class _Cycle:
             if live_fit not in allowed:
                 out.reason = explain.priority_strict(live_fit, self.strict_blocked[live_fit])
             else:
-                blocker = self.profile.delayed(self.member_set(sig, live_fit), window_end, req, m)
+                blocker = self.delayed(sig, live_fit, req, m, window_end)
                 if blocker is not None:
                     out.reason = explain.priority_reservation(
                         "/".join(blocker.job[::2]), blocker.start, blocker.nodes, self.now
