@@ -15,7 +15,7 @@ exit status (2 for usage, config and scenario errors); argparse's own errors are
 :class:`~hpctop.errors.UsageError` so they follow the same rule. The console is imported only
 when it is started, so the tables never load Textual.
 
-Why one long module (over 800 lines): it is the whole command line, the parser and every
+Why one module of this size: it is the whole command line, the parser and every
 subcommand's handler, which share the helpers for sources, filters, output and errors; the
 Slurm handlers (``--slurm-url``/``--slurm-service``: ``_slurm_*``) are thin and call
 :mod:`hpctop.tables.slurm` and :mod:`hpctop.sources.slurm`. Splitting it means moving those shared
@@ -155,6 +155,12 @@ def _source_options() -> _Parser:
         "--scenario", metavar="FILE", default=quiet, help="a simulated cluster from a scenario file"
     )
     opts.add_argument("--seed", metavar="N", type=_seed, default=quiet, help="random seed of the simulation")
+    opts.add_argument(
+        "--scheduler",
+        choices=("hpctop", "kai"),
+        default=quiet,
+        help="demo: also write this scheduler's objects (kai: KAI-Scheduler Queues, PodGroups, GPU shares)",
+    )
     opts.add_argument(
         "--at",
         metavar="SECONDS",
@@ -502,7 +508,9 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
-        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only)
+        style = getattr(args, "scheduler", "hpctop")
+        styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
+        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only, **styled)
     session.speed = settings.speed
     return session
 

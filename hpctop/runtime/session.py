@@ -364,8 +364,9 @@ def session_for(
     read_only: bool = False,
     speed: float = DEMO_SPEED,
     scheduler: ScheduleFn | None = None,
+    scheduler_style: str = "hpctop",
 ) -> Session:
-    cluster = SimulatedCluster(scenario, seed=seed)
+    cluster = SimulatedCluster(scenario, seed=seed, scheduler_style=scheduler_style)
     session = Session(
         cluster, scenario.policy, source_name, speed=speed, read_only=read_only, scheduler=scheduler
     )
@@ -375,13 +376,28 @@ def session_for(
 
 
 def demo_session(
-    seed: int = 1, at: float = 0.0, read_only: bool = False, scheduler: ScheduleFn | None = None
+    seed: int = 1,
+    at: float = 0.0,
+    read_only: bool = False,
+    scheduler: ScheduleFn | None = None,
+    scheduler_style: str = "hpctop",
 ) -> Session:
-    """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in."""
+    """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in.
+
+    ``scheduler_style`` ``kai``: the cluster also writes KAI-Scheduler's objects (Queues,
+    PodGroups, fractional GPUs, reservation pods; hpctop.sources.simulator.kai).
+    """
     from hpctop.sources.simulator.trace import openb_scenario
 
+    source = "demo" if scheduler_style == "hpctop" else f"demo:{scheduler_style}"
     return session_for(
-        openb_scenario(seed), "demo", seed=seed, at=at, read_only=read_only, scheduler=scheduler
+        openb_scenario(seed),
+        source,
+        seed=seed,
+        at=at,
+        read_only=read_only,
+        scheduler=scheduler,
+        scheduler_style=scheduler_style,
     )
 
 

@@ -35,17 +35,26 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
     ("light", "hpctop-light", ("home",), SIZE),
     ("colorblind-gpu-partition", "hpctop-colorblind", ("z",), SIZE),
 )
+#: the same demo written as KAI-Scheduler writes it (``make demo ARGS='--scheduler kai'``): KAI's
+#: queue tree, fractional GPUs, and a job KAI refuses over its queue's limit, in the detail
+STYLED_SHOTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[int, int]], ...] = (
+    ("kai", "kai", "hpctop-dark", ("home",), SIZE),
+    # pending jobs, the 4th in the order: a job KAI refuses with OverLimit (the same seed every time)
+    ("kai-over-limit", "kai", "hpctop-dark", ("f", "down", "down", "down", "enter"), SIZE),
+)
 
 
-def _session() -> SessionLike:
+def _session(style: str = "hpctop") -> SessionLike:
     from hpctop.runtime.session import demo_session
 
-    session: SessionLike = demo_session(seed=1)
+    session: SessionLike = demo_session(seed=1, scheduler_style=style)
     return session
 
 
-async def _shoot(name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path) -> Path:
-    app: HpctopApp = make_app(_session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
+async def _shoot(
+    name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path, style: str = "hpctop"
+) -> Path:
+    app: HpctopApp = make_app(_session(style), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
     async with app.run_test(size=size) as pilot:
         for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
             app.step_now(120)
@@ -79,8 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args[0] if args else "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     missing_png = False
-    for name, theme, keys, size in SHOTS:
-        svg = asyncio.run(_shoot(name, theme, keys, size, out))
+    only = set(args[1:])  # optional: the names of the shots to take
+    shots = [(name, "hpctop", theme, keys, size) for name, theme, keys, size in SHOTS]
+    for name, style, theme, keys, size in [*shots, *STYLED_SHOTS]:
+        if only and name not in only:
+            continue
+        svg = asyncio.run(_shoot(name, theme, keys, size, out, style))
         png = _png(svg)
         missing_png |= png is None
         print(f"{svg}" + (f"  {png}" if png else ""))

@@ -166,8 +166,13 @@ VOLCANO_PODGROUPS = Res("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgrou
 VOLCANO_QUEUES = Res("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
 TRAINJOBS = Res("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", True)
 DAEMONSETS = Res("DaemonSet", "apps", "v1", "daemonsets", True)
+#: NVIDIA KAI-Scheduler's CRDs (deployments/kai-scheduler/crds: Queue served at v2 only, PodGroup at
+#: v2alpha2 only), read-only here: hpctop reads them, and acts on the jobs' owners
+KAI_QUEUES = Res("Queue", "scheduling.run.ai", "v2", "queues", False)
+KAI_PODGROUPS = Res("PodGroup", "scheduling.run.ai", "v2alpha2", "podgroups", True)
 READ_ONLY: tuple[Res, ...] = (
     WORKLOADS_V1BETA1, RESOURCE_FLAVORS, VOLCANO_PODGROUPS, VOLCANO_QUEUES, TRAINJOBS, DAEMONSETS,
+    KAI_QUEUES, KAI_PODGROUPS,
 )  # fmt: skip
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
