@@ -36,6 +36,7 @@ from hpctop.backends.lws.read import BACKEND as LWS
 from hpctop.backends.slinky.read import BACKEND as SLINKY
 from hpctop.backends.slurm.read import BACKEND as SLURM
 from hpctop.backends.volcano.read import BACKEND as VOLCANO
+from hpctop.backends.workload_api.read import BACKEND as WORKLOAD_API
 from hpctop.backends.yunikorn.read import BACKEND as YUNIKORN
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
 from hpctop.model.backends.queues import QueueIndex
@@ -56,6 +57,7 @@ BACKENDS: tuple[Backend, ...] = (
     YUNIKORN,
     SLINKY,
     SLURM,
+    WORKLOAD_API,
 )
 
 

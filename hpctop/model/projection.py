@@ -444,6 +444,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         # test workloads: those keep priority >= 0 and stay jobs)
         pause_only(spec) and spec.priority is not None and spec.priority < 0,
         status.nominatedNodeName or None,
+        spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
         _repels_itself(spec.affinity, labels) if spec.affinity is not None else False,
     )
 

@@ -130,6 +130,12 @@ class AffinityS(WireStruct, frozen=True):
     podAntiAffinity: PodAntiAffinityS | None = None
 
 
+class SchedulingGroupS(WireStruct, frozen=True):
+    """``spec.schedulingGroup``: the native gang API's PodGroup of this pod (KEP-4671)."""
+
+    podGroupName: str | None = None
+
+
 class PodSpecS(WireStruct, frozen=True):
     needed = frozenset(
         {"nodeName", "containers", "initContainers", "overhead", "schedulingGates", "priority"}
@@ -147,6 +153,7 @@ class PodSpecS(WireStruct, frozen=True):
     schedulingGates: list[GateS] | None = None
     activeDeadlineSeconds: int | None = None
     affinity: AffinityS | None = None
+    schedulingGroup: SchedulingGroupS | None = None
 
 
 class TerminatedS(WireStruct, frozen=True):

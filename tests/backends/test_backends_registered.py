@@ -44,6 +44,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BACKENDS_DIR = ROOT / "hpctop" / "backends"
 LIVE_TRUTH = ROOT / "tests" / "fixtures" / "live_truth"
 JSON_FIXTURES = ROOT / "tests" / "fixtures" / "backends"
+#: the 2026 gangs and topology corpus, in the same format (tests/backends/gangs/)
+GANGS_2026 = ROOT / "tests" / "fixtures" / "gangs_2026"
 FOLDER_FILES = {"__init__.py", "read.py", "wire.py", "act.py"}
 
 
@@ -89,7 +91,7 @@ def _store_of(case: dict[str, Any]) -> Store:
 def _produced() -> dict[str, set[tuple[str, ReasonCode]]]:
     """fixture file name → every (source prefix, code) its cases' jobs carry."""
     out: dict[str, set[tuple[str, ReasonCode]]] = defaultdict(set)
-    for path in sorted(LIVE_TRUTH.glob("*.yaml")):
+    for path in sorted([*LIVE_TRUTH.glob("*.yaml"), *GANGS_2026.glob("*.yaml")]):
         for case in _cases(path):
             for job in _store_of(case).snapshot().jobs.values():
                 for reason in job.reasons:
@@ -262,6 +264,7 @@ PREFIX = {
     "coscheduling": "coscheduling",
     "yunikorn": "yk",
     "kai": "kai",
+    "workload-api": "k8s",
 }
 
 CASES = [pytest.param(b, id=b.name) for b in registry.BACKENDS]
