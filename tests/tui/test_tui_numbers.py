@@ -19,7 +19,7 @@ from hpctop.scheduling.queues import QueueTree, borrows
 from hpctop.tui.app import make_app
 from hpctop.tui.rows import cells, make_row, waiting_ranks
 from hpctop.tui.screens.detail import detail_text
-from hpctop.tui.widgets.charts import ChartsPane, top_series, wait_histogram
+from hpctop.tui.widgets.charts import ChartsPane, tick_labels, top_series, wait_histogram
 from hpctop.tui.widgets.status import StatusBar
 from tests.sample_session import SampleSession
 
@@ -197,3 +197,10 @@ async def test_colourblind_theme_charts_use_its_palette() -> None:
         legend = str(charts.query_one("#legend-alloc").render())
         names = {p.name for p in session.result.partitions}
         assert all(n in legend for n in names) or "other" in legend, legend
+
+
+def test_wait_axis_ticks_stay_distinct_for_short_waits() -> None:
+    # every job started within 9 seconds: the axis ends at 0.15 minutes
+    assert tick_labels([0.0, 0.075, 0.15]) == ["0.00", "0.07", "0.15"]
+    assert tick_labels([0.0, 1.25, 2.5]) == ["0.0", "1.2", "2.5"]  # one decimal below 3, as before
+    assert tick_labels([0.0, 6.0, 12.0]) == ["0", "6", "12"]

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.keys import format_key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -34,9 +35,16 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Table:
     for spec in KEYMAP:
         if read_only and spec.mutating:
             continue
-        keys = effective_keys(spec, keymap).replace("question_mark", "?").replace("slash", "/")
+        keys = ",".join(display_key(key) for key in effective_keys(spec, keymap).split(","))
         table.add_row(Text(SCOPES[spec.scope]), Text(keys), Text(spec.name), Text(spec.help))
     return table
+
+
+def display_key(key: str) -> str:
+    """A key as the user types it: Textual's name of a punctuation key ("plus", "equals_sign",
+    "backslash") becomes its character; names that read well ("down", "enter", "ctrl+p") stay."""
+    shown = format_key(key)
+    return shown if len(shown) == 1 and shown.isascii() and not shown.isalnum() else key
 
 
 def permissions_text(permissions: Mapping[str, str]) -> Text:

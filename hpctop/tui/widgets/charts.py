@@ -60,6 +60,18 @@ def wait_histogram(waits_minutes: list[float], bins: int = WAIT_BINS) -> tuple[l
     return [i * width for i in range(bins)], counts, width
 
 
+def tick_labels(ticks: list[float]) -> list[str]:
+    """Axis labels with whole numbers from 3 up, else one decimal, and more decimals (up to 3)
+    where that keeps distinct ticks distinct: a wait axis of 0.15 minutes reads
+    "0.00 0.07 0.15", not "0.0 0.1 0.1"."""
+    fewest = 0 if max(ticks, default=0.0) >= 3 else 1
+    for decimals in range(fewest, 4):
+        labels = [f"{t:.{decimals}f}" for t in ticks]
+        if len(set(labels)) == len(set(ticks)):
+            return labels
+    return labels
+
+
 class ChartsPane(Horizontal):
     def compose(self) -> ComposeResult:
         for name in ("alloc", "pending", "throughput", "waits"):
@@ -138,7 +150,7 @@ class ChartsPane(Horizontal):
             top = edges[-1] + width
             plt.xlim(0, top)
             ticks = [0.0, top / 2, top]
-            plt.xticks(ticks, [f"{t:.0f}" if top >= 3 else f"{t:.1f}" for t in ticks])
+            plt.xticks(ticks, tick_labels(ticks))
             plt.ylim(0, max(max(counts) * 1.05, 1.0))
         plt.xlabel("minutes waited")
         self.query_one("#legend-waits", Static).update(Text(f"{len(waits)} started jobs", no_wrap=True))
