@@ -32,6 +32,7 @@ from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.fractions import KAI_RESERVATION_NAMESPACE, RESERVATION_KIND, reservation_job_key
 from hpctop.model.objects import (
+    BACKFILLED_ANNOTATION,
     VOLCANO_BATCH_GROUP,
     Gang,
     Job,
@@ -434,6 +435,8 @@ def _derive_general(
         else (),
         requested_total=requested_total,
         slurm_partition=_first((SLINKY_PARTITION,), labels, ann),
+        one_per_node=sample.one_per_node if sample is not None else False,
+        backfilled=any(p.annotations.get(BACKFILLED_ANNOTATION) == "true" for p in members),
     )
 
 

@@ -15,6 +15,12 @@ from hpctop.model.resources import ZERO, Resources, fast_frozen_init, gpu_equiva
 from hpctop.model.states import JobState, ReasonCode
 
 PodKey = tuple[str, str]  # (namespace, name)
+#: set "true" on a pod by the binder (the simulator's session) when the scheduling core started it
+#: by backfill (``Placement.backfilled``): once running, the job's plan has no placement left
+BACKFILLED_ANNOTATION = "hpctop.io/backfilled"
+#: the node label every kubelet sets to its node name (the topology key of "one per node")
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
 JobKey = tuple[str, str, str]  # (namespace, kind, name)
 #: a scheduler backend object: (API group, kind, namespace or "", name). Volcano and
 #: scheduler-plugins both define kind PodGroup, so the group is part of every key.
@@ -181,6 +187,9 @@ class Pod:
     nominated_node: str | None = None
     #: the native gang API's ``spec.schedulingGroup.podGroupName`` (KEP-4671, Kubernetes 1.36+)
     scheduling_group: str | None = None
+    #: a required pod anti-affinity on the hostname that selects this pod's own labels: no two
+    #: such pods of one job on a node (``Job.one_per_node``, Slurm's ``--ntasks-per-node=1``)
+    one_per_node: bool = False
 
     @property
     def key(self) -> PodKey:
@@ -369,6 +378,11 @@ class Job:
     #: the Slurm partition slurm-bridge is asked for (``slurmjob.slinky.slurm.net/partition``):
     #: Slurm's, not one of hpctop's partitions, so kept apart from ``partition``
     slurm_partition: str | None = None
+    #: every member on its own node (Slurm's ``--nodes=N --ntasks-per-node=1`` for members smaller
+    #: than a node; on Kubernetes a required pod anti-affinity on the hostname among the members)
+    one_per_node: bool = False
+    #: started by a backfill pass, not the main one (``BACKFILLED_ANNOTATION`` on its running pods)
+    backfilled: bool = False
 
     @property
     def id(self) -> str:

@@ -31,14 +31,31 @@ class QueueState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class PartitionSpec:
-    """A named set of nodes chosen by label selector (every pair must match)."""
+    """A named set of nodes chosen by label selector (every pair must match).
+
+    Slurm's two partition numbers (slurm.conf(5), "PARTITION CONFIGURATION"): ``PriorityTier``
+    orders evaluation (``evaluation_tier``: "Jobs submitted to a partition with a higher
+    PriorityTier value will be evaluated by the scheduler before pending jobs in a partition with
+    a lower PriorityTier value") and ``PriorityJobFactor`` feeds the partition factor of the
+    multifactor priority. ``priority_tier`` is hpctop's older field: it always meant the factor
+    (docs/scheduler.md), and stays that factor unless ``priority_job_factor`` is given.
+    """
 
     name: str
     selector: tuple[tuple[str, str], ...]
-    priority_tier: int = 1
+    priority_tier: int = 1  # the older name of the PriorityJobFactor (see ``job_factor``)
     state: PartitionState = PartitionState.UP
     #: a partition that selects nodes *without* GPUs (the default ``cpu`` partition)
     cpu_only: bool = False
+    #: Slurm's PriorityJobFactor; None: ``priority_tier`` is the factor (the older meaning)
+    priority_job_factor: int | None = None
+    #: Slurm's PriorityTier: partitions of a higher tier are evaluated first, whatever the priority
+    evaluation_tier: int = 1
+
+    @property
+    def job_factor(self) -> int:
+        """The PriorityJobFactor: ``priority_job_factor`` when set, else the older ``priority_tier``."""
+        return self.priority_tier if self.priority_job_factor is None else self.priority_job_factor
 
     def matches(self, labels: dict[str, str], gpu_count: int) -> bool:
         if self.cpu_only and gpu_count > 0:

@@ -25,6 +25,7 @@ from functools import lru_cache
 from hpctop.errors import HpctopError, QuantityError
 from hpctop.model import fractions, structs
 from hpctop.model.objects import (
+    HOSTNAME_LABEL,
     Condition,
     GpuInventory,
     Node,
@@ -349,6 +350,27 @@ def _gpu_indices(index: str | None) -> tuple[int, ...]:
 # -- Pod ------------------------------------------------------------------------------------------------
 
 
+def _repels_itself(affinity: structs.AffinityS | None, labels: dict[str, str] | None) -> bool:
+    """Whether a required anti-affinity on the hostname selects the pod's own labels (one per node).
+
+    Only ``matchLabels`` selectors are read; a term that selects other pods, or that uses
+    ``matchExpressions``, says nothing about the job's own members and is not counted.
+    """
+    anti = affinity.podAntiAffinity if affinity is not None else None
+    terms = anti.requiredDuringSchedulingIgnoredDuringExecution if anti is not None else None
+    if not terms or not labels:
+        return False
+    for term in terms:
+        selector = term.labelSelector.matchLabels if term.labelSelector is not None else None
+        if (
+            term.topologyKey == HOSTNAME_LABEL
+            and selector
+            and all(labels.get(k) == v for k, v in selector.items())
+        ):
+            return True
+    return False
+
+
 def _shares_counted(requests: Resources, namespace: str, labels: dict[str, str] | None) -> Resources:
     """A KAI reservation pod's whole GPU is the one its group's shares split: counted once, by them."""
     if requests.gpu and labels and fractions.is_kai_reservation(namespace, labels):
@@ -423,6 +445,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         spec.priority is not None and spec.priority < 0 and pause_only(spec),
         status.nominatedNodeName or None,
         spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
+        _repels_itself(spec.affinity, labels) if spec.affinity is not None else False,
     )
 
 

@@ -113,6 +113,23 @@ class GateS(WireStruct, frozen=True):
     name: str
 
 
+class LabelSelectorS(WireStruct, frozen=True):
+    matchLabels: dict[str, str] | None = None
+
+
+class PodAffinityTermS(WireStruct, frozen=True):
+    topologyKey: str = ""
+    labelSelector: LabelSelectorS | None = None
+
+
+class PodAntiAffinityS(WireStruct, frozen=True):
+    requiredDuringSchedulingIgnoredDuringExecution: list[PodAffinityTermS] | None = None
+
+
+class AffinityS(WireStruct, frozen=True):
+    podAntiAffinity: PodAntiAffinityS | None = None
+
+
 class SchedulingGroupS(WireStruct, frozen=True):
     """``spec.schedulingGroup``: the native gang API's PodGroup of this pod (KEP-4671)."""
 
@@ -135,6 +152,7 @@ class PodSpecS(WireStruct, frozen=True):
     priorityClassName: str | None = None
     schedulingGates: list[GateS] | None = None
     activeDeadlineSeconds: int | None = None
+    affinity: AffinityS | None = None
     schedulingGroup: SchedulingGroupS | None = None
 
 

@@ -273,7 +273,10 @@ class Session:
         self._placed_last = bool(result.placements)
         for placement in result.placements:
             self._bind(
-                placement.job, [(a.pod, a.node, tuple(a.gpu_indices)) for a in placement.assignments], at
+                placement.job,
+                [(a.pod, a.node, tuple(a.gpu_indices)) for a in placement.assignments],
+                at,
+                backfilled=placement.backfilled,
             )
         self._sched_version = self.store.version
         self._sched_at = at
@@ -282,11 +285,18 @@ class Session:
             self._snapshot, self._result = snapshot, result
             self._view_version = self.store.version
 
-    def _bind(self, job: JobKey, assignments: list[tuple[PodKey, str, tuple[int, ...]]], at: float) -> None:
+    def _bind(
+        self,
+        job: JobKey,
+        assignments: list[tuple[PodKey, str, tuple[int, ...]]],
+        at: float,
+        *,
+        backfilled: bool = False,
+    ) -> None:
         bound: list[PodKey] = []
         for pod, node, gpus in assignments:
             try:
-                events = self.cluster.bind(pod, node, gpus)
+                events = self.cluster.bind(pod, node, gpus, backfilled=backfilled)
             except SimulatorError as exc:
                 for done in bound:
                     self._apply(self.cluster.unbind(done))

@@ -32,7 +32,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from hpctop.model.objects import JobKey
@@ -227,15 +227,29 @@ class Profile:
     def reserved(self, node: str) -> bool:
         return node in self.reservations
 
-    def blocking(self, nodes: Sequence[str]) -> Reservation | None:
-        """The earliest-made reservation on any of these nodes (for a Priority reason's evidence)."""
-        on = set()
-        for node in nodes:
-            for entry in self.reservations.get(node, ()):
-                on.add(entry[4])
-        for res in self.made:
-            if res.job in on:
-                return res
+    def delayed(self, nodes: Collection[str], t1: float, req: Request, m: int) -> Reservation | None:
+        """The reservation a job fitting live would delay by starting now and running until ``t1``.
+
+        That is a reservation in force during [now, t1) on a node where fewer of the job's
+        members fit under the reservations than live (the node the job would take from it); the
+        earliest-made such one (reservations are made in evaluation order, so it is the
+        highest-priority job delayed). Not just any reservation on the same nodes: one that
+        starts after ``t1``, or sits on a node the job does not need, is not delayed by it.
+        """
+        t0 = self.now
+        taken: dict[str, bool] = {}  # node -> whether the reservations there leave the job fewer hosts
+        for res in self.made:  # in the order made: the first hit is the one to name
+            if not (res.start < t1 and res.end > t0):
+                continue
+            for node in res.nodes:
+                if node not in nodes:
+                    continue
+                hit = taken.get(node)
+                if hit is None:
+                    wanted = self.live[node].hosts(req, m)
+                    hit = taken[node] = wanted > 0 and self.avail(node, t0, t1).hosts(req, m) < wanted
+                if hit:
+                    return res
         return None
 
     def free_at(self, node: str, t: float) -> NodeFree:

@@ -80,7 +80,8 @@ class Outcome:
     deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
 
 
-_Failure = tuple[int, int, int, int, tuple[tuple[str, int], ...]]  # cpu, memory, GPU milli, members, ext
+#: cpu, memory, GPU milli, members, ext, per-node limit (0: none)
+_Failure = tuple[int, int, int, int, tuple[tuple[str, int], ...], int]
 
 
 class _Failures:
@@ -94,17 +95,15 @@ class _Failures:
     __slots__ = ("entries",)
 
     def __init__(self) -> None:
-        self.entries: dict[
-            tuple[object, ...], list[tuple[int, int, int, int, tuple[tuple[str, int], ...]]]
-        ] = {}
+        self.entries: dict[tuple[object, ...], list[_Failure]] = {}
 
     def known(self, key: tuple[object, ...], req: Request, m: int) -> bool:
         items = self.entries.get(key)
         if not items:
             return False
         cpu, memory, gpu = req.cpu, req.memory, req.gpu_milli
-        for fcpu, fmem, fgpu, fm, fext in items:
-            if m >= fm and cpu >= fcpu and memory >= fmem and gpu >= fgpu:
+        for fcpu, fmem, fgpu, fm, fext, fper in items:
+            if m >= fm and cpu >= fcpu and memory >= fmem and gpu >= fgpu and req.spreads_as_much(fper):
                 if not fext:
                     return True
                 mine = dict(req.ext)
@@ -114,7 +113,7 @@ class _Failures:
 
     def add(self, key: tuple[object, ...], req: Request, m: int) -> None:
         items = self.entries.setdefault(key, [])
-        items.append((req.cpu, req.memory, req.gpu_milli, m, req.ext))
+        items.append((req.cpu, req.memory, req.gpu_milli, m, req.ext, req.per_node))
         if len(items) > MAX_FAILURES_KEPT:
             del items[0]
 
@@ -202,6 +201,7 @@ class _Cycle:
         self.unheld: dict[str, tuple[list[int], dict[str, int]]] = {}
         self.index = WholeIndex(whole)
         self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
+        self._delayed: dict[tuple[object, ...], tuple[tuple[int, int], Reservation | None]] = {}
         self.empty = view.empty
         self.cluster = view.cluster
         self.profile = Profile(now, self.live)
@@ -218,7 +218,6 @@ class _Cycle:
         self._cursor: dict[tuple[object, ...], int] = {}
         self.placed = 0  # placements so far: the version of the live state
         self._fits_live: dict[tuple[object, ...], int] = {}
-        self._blocking: dict[tuple[Signature, str], tuple[int, Reservation | None]] = {}
         self._closed: dict[str, str | None] = {}  # leaf queue -> first closed queue above it (fixed)
         self._up: dict[int, tuple[Eligibility, list[str]]] = {}  # by id: the object is kept with it
         self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
@@ -310,11 +309,7 @@ class _Cycle:
         """The schedulable matching nodes a member of ``req`` could fit now (``WholeIndex``), in order."""
         if not req.whole:
             return names
-        key = (sig, pname)
-        members = self._member_sets.get(key)
-        if members is None:
-            members = self._member_sets[key] = frozenset(names)
-        return self.index.candidates(names, members, req.whole)
+        return self.index.candidates(names, self.member_set(sig, pname), req.whole)
 
     def _view(self, names: Sequence[str], window_end: float) -> list[NodeFree]:
         """Nodes as a job running until ``window_end`` may use them (reserved ones trimmed)."""
@@ -405,21 +400,34 @@ class _Cycle:
         self._fits_live[key] = self.placed
         return True
 
-    def blocking(self, sig: Signature, pname: str) -> Reservation | None:
-        """``Profile.blocking`` for a node set, remembered until the next reservation is made."""
-        key = (sig, pname)
-        made = len(self.profile.made)
-        found = self._blocking.get(key)
-        if found is None or found[0] != made:
-            found = self._blocking[key] = (made, self.profile.blocking(self.matching(sig, pname)[1]))
+    def delayed(
+        self, sig: Signature, pname: str, req: Request, m: int, window_end: float
+    ) -> Reservation | None:
+        """``Profile.delayed`` on a partition's nodes, remembered until the next placement or reservation."""
+        key = (sig, pname, req, m, window_end)
+        version = (self.placed, len(self.profile.made))
+        found = self._delayed.get(key)
+        if found is None or found[0] != version:
+            res = self.profile.delayed(self.member_set(sig, pname), window_end, req, m)
+            found = self._delayed[key] = (version, res)
         return found[1]
+
+    def member_set(self, sig: Signature, pname: str) -> frozenset[str]:
+        """The schedulable matching nodes of a partition, as a set (kept for the cycle)."""
+        key = (sig, pname)
+        members = self._member_sets.get(key)
+        if members is None:
+            members = self._member_sets[key] = frozenset(self.matching(sig, pname)[1])
+        return members
 
     # -- one job -------------------------------------------------------------------------------
 
     def ordered_partitions(self, names: Sequence[str], req: Request) -> list[str]:
         infos = [self.part_by_name[n] for n in names]
         if not (req.whole or req.frac):
-            infos.sort(key=lambda p: (-p.spec.priority_tier, not p.spec.cpu_only, p.name))
+            infos.sort(
+                key=lambda p: (-p.spec.evaluation_tier, -p.spec.priority_tier, not p.spec.cpu_only, p.name)
+            )
         return [p.name for p in infos]
 
     def settled(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome | None) -> bool:
@@ -481,6 +489,15 @@ class _Cycle:
                 out.reason = explain.unavailable(up)
             return True
         return False
+
+    def evaluation_tier(self, elig: Eligibility) -> int:
+        """The highest PriorityTier among a job's eligible partitions (1, Slurm's default, when none).
+
+        A Slurm job submitted to several partitions is evaluated once per partition, each at its
+        partition's tier; hpctop evaluates it once, at the first (highest) of them.
+        """
+        part_by_name = self.part_by_name
+        return max((part_by_name[p].spec.evaluation_tier for p in elig.partitions), default=1)
 
     def up_partitions(self, elig: Eligibility) -> list[str]:
         """The job's candidate partitions that are UP (fixed for the cycle), once per ``Eligibility``."""
@@ -545,7 +562,7 @@ class _Cycle:
             if live_fit not in allowed:
                 out.reason = explain.priority_strict(live_fit, self.strict_blocked[live_fit])
             else:
-                blocker = self.blocking(sig, live_fit)
+                blocker = self.delayed(sig, live_fit, req, m, window_end)
                 if blocker is not None:
                     out.reason = explain.priority_reservation(
                         "/".join(blocker.job[::2]), blocker.start, blocker.nodes, self.now
@@ -732,7 +749,8 @@ class _Cycle:
                 for p in self.partitions
             )
         )
-        inputs = PriorityInputs(max((p.spec.priority_tier for p in self.partitions), default=0), max_qos)
+        # the partition factor is the PriorityJobFactor (``job_factor``); PriorityTier orders below
+        inputs = PriorityInputs(max((p.spec.job_factor for p in self.partitions), default=0), max_qos)
         # fair-share factors as they are before any placement of this cycle (placements change usage)
         fairshare = {path: self.tree.fairshare(path, self.cluster)[2] for path in self.tree.nodes}
         part_by_name = self.part_by_name
@@ -740,12 +758,12 @@ class _Cycle:
         now = self.now
         weights = self.policy.weights
 
-        def prio(job: Job, parts: Sequence[str]) -> PriorityBreakdown:
-            tier = max((part_by_name[p].spec.priority_tier for p in parts), default=0)
+        def prio(job: Job, parts: Sequence[str], at: float | None = None) -> PriorityBreakdown:
+            tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
             gpu, cpu = union_capacity(parts)
             return breakdown(
                 job,
-                now=now,
+                now=now if at is None else at,
                 weights=weights,
                 inputs=inputs,
                 fairshare=fairshare[path_of[job.key]],
@@ -755,7 +773,7 @@ class _Cycle:
             )
 
         def prio_total(job: Job, parts: Sequence[str]) -> int:
-            tier = max((part_by_name[p].spec.priority_tier for p in parts), default=0)
+            tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
             gpu, cpu = union_capacity(parts)
             return priority_total(
                 job,
@@ -778,11 +796,12 @@ class _Cycle:
             # quota, ...): they change nothing, and the order of the others is the same without
             # them (see ``settled``; a queue's DRF share moves only when that queue places)
             kept: list[Job] = []
-            request_of: dict[Resources, Request] = {}  # equal requests give equal ``Request``s
+            request_of: dict[tuple[Resources, bool], Request] = {}  # equal requests, equal ``Request``s
             for job in pending:
-                req = request_of.get(job.per_member)
+                shape = (job.per_member, job.one_per_node)
+                req = request_of.get(shape)
                 if req is None:
-                    req = request_of[job.per_member] = Request.of(job.per_member)
+                    req = request_of[shape] = Request.of(job.per_member, 1 if job.one_per_node else 0)
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 if self.settled(job, path_of[job.key], e, req, None):
                     continue
@@ -793,44 +812,58 @@ class _Cycle:
             pending = kept
         else:
             for job in pending:
-                req = requests[job.key] = Request.of(job.per_member)
+                req = requests[job.key] = Request.of(job.per_member, 1 if job.one_per_node else 0)
                 e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 priorities[job.key] = p = prio(job, e.partitions)
                 totals[job.key] = p.total
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:
-            """A running job's plan, computed when read: only pending jobs' priorities order anything."""
+            """A running job's plan, computed when read: only pending jobs' priorities order anything.
+
+            Slurm stops recalculating a job's priority once it starts (sprio lists pending jobs
+            only): the age factor is taken at the start time, so it no longer grows. The other
+            factors are today's (the core keeps no history of fair share or weights).
+            """
             part = running_partition(job)
             return JobPlan(
-                job=job.key, priority=prio(job, [part] if part else []), partition=part, eta=job.start_time
+                job=job.key,
+                priority=prio(job, [part] if part else [], at=job.start_time),
+                partition=part,
+                eta=job.start_time,
             )
 
-        # two-step order: leaf queue by DRF share, then job by priority
-        by_queue: dict[str, list[tuple[int, float, str, JobKey]]] = {}
+        # Slurm's PriorityTier first (priority_multifactor.shtml: jobs are evaluated by
+        # "Partition PriorityTier", then "Job priority"): each tier, highest first, is its own
+        # two-step order - leaf queue by DRF share, then job by priority
+        by_tier: dict[int, dict[str, list[tuple[int, float, str, JobKey]]]] = {}
+        tier_of = self.evaluation_tier
         for job in pending:
             entry = (-totals[job.key], job.submit_time, job.name, job.key)
-            by_queue.setdefault(path_of[job.key], []).append(entry)
-        queue_heap: list[tuple[float, str]] = []
-        for path, entries in sorted(by_queue.items()):
-            heapq.heapify(entries)
-            queue_heap.append((self.tree.drf_share(path, self.cluster), path))
-        heapq.heapify(queue_heap)
+            tier_queues = by_tier.setdefault(tier_of(elig[job.key]), {})
+            tier_queues.setdefault(path_of[job.key], []).append(entry)
 
         outcomes: dict[JobKey, Outcome] = {}
         order: list[JobKey] = []
         placements: list[Placement] = []
-        while queue_heap:
-            _, path = heapq.heappop(queue_heap)
-            entries = by_queue[path]
-            *_, key = heapq.heappop(entries)
-            job = self.snapshot.jobs[key]
-            out = outcomes[key] = Outcome(order=len(order))
-            order.append(key)
-            if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
-                placements.append(out.placement)
-            if entries:
-                heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
+        for tier in sorted(by_tier, reverse=True):
+            by_queue = by_tier[tier]
+            queue_heap: list[tuple[float, str]] = []
+            for path, entries in sorted(by_queue.items()):
+                heapq.heapify(entries)
+                queue_heap.append((self.tree.drf_share(path, self.cluster), path))
+            heapq.heapify(queue_heap)
+            while queue_heap:
+                _, path = heapq.heappop(queue_heap)
+                entries = by_queue[path]
+                *_, key = heapq.heappop(entries)
+                job = self.snapshot.jobs[key]
+                out = outcomes[key] = Outcome(order=len(order))
+                order.append(key)
+                if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
+                    placements.append(out.placement)
+                if entries:
+                    heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
 
         # explain resource waits on the final state (one scan per distinct request and node set)
         cache: dict[tuple[object, ...], Reason] = {}

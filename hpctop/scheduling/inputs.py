@@ -51,8 +51,9 @@ def _same_pod(a: Pod, b: Pod) -> bool:
     return pod_inputs(a) == pod_inputs(b)
 
 
-#: what the core never reads of a job (the rows read them from the snapshot, not the result)
-JOB_FIELDS_NOT_READ = frozenset({"restart_count", "labels"})
+#: what the core never reads of a job (the rows read them from the snapshot, not the result);
+#: ``backfilled`` is the binder's record of how the job started, for the rows
+JOB_FIELDS_NOT_READ = frozenset({"restart_count", "labels", "backfilled"})
 _JOB_FIELDS = tuple(f.name for f in dataclasses.fields(Job) if f.name not in JOB_FIELDS_NOT_READ)
 
 

@@ -55,6 +55,7 @@ from hpctop.scheduling.partitions import (
     PartitionInfo,
     PartitionStatic,
     add_into,
+    display_key,
     matches,
     node_has_gpu,
     node_product,
@@ -237,7 +238,7 @@ class Memo:
                 if yes:
                     members[i].append(f.node.name)
         infos = [PartitionInfo(spec, tuple(m)) for spec, m in zip(specs, members, strict=True)]
-        infos.sort(key=lambda p: (-p.spec.priority_tier, p.name))
+        infos.sort(key=display_key)
         partitions = tuple(infos)
         first: dict[str, int] = {}
         for i, info in enumerate(partitions):

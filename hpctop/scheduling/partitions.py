@@ -82,15 +82,20 @@ def matches(spec: PartitionSpec, node: Node, label: str) -> bool:
     return True
 
 
+def display_key(info: PartitionInfo) -> tuple[int, int, str]:
+    """Display (and multi-partition CPU job) order: PriorityTier, then the older tier, then name."""
+    return (-info.spec.evaluation_tier, -info.spec.priority_tier, info.name)
+
+
 def build_partitions(nodes: Mapping[str, Node], policy: Policy) -> tuple[PartitionInfo, ...]:
-    """The partitions in display order (tier descending, then name) with their sorted node lists."""
+    """The partitions in display order (``display_key``) with their sorted node lists."""
     ordered = [nodes[name] for name in sorted(nodes)]
     specs = policy.partitions or default_specs(ordered, policy.partition_label)
     infos = [
         PartitionInfo(spec, tuple(n.name for n in ordered if matches(spec, n, policy.partition_label)))
         for spec in specs
     ]
-    infos.sort(key=lambda p: (-p.spec.priority_tier, p.name))
+    infos.sort(key=display_key)
     return tuple(infos)
 
 
@@ -122,6 +127,8 @@ def partition_status(
     return PartitionStatus(
         name=info.name,
         priority_tier=info.spec.priority_tier,
+        evaluation_tier=info.spec.evaluation_tier,
+        priority_job_factor=info.spec.job_factor,
         state=info.spec.state,
         nodes=info.nodes,
         gpu_models=tuple(sorted(models)),
@@ -218,6 +225,8 @@ def partition_status_fast(
     return PartitionStatus(
         name=info.name,
         priority_tier=info.spec.priority_tier,
+        evaluation_tier=info.spec.evaluation_tier,
+        priority_job_factor=info.spec.job_factor,
         state=info.spec.state,
         nodes=info.nodes,
         gpu_models=static.models,

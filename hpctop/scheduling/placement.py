@@ -36,9 +36,11 @@ class Request:
     ext: tuple[tuple[str, int], ...]
     whole: int  # number of fully free GPU indices needed
     frac: int  # milli-GPU on one shared index (0 when whole or no GPU)
+    #: most members of the job on one node (0: no limit); 1 is Slurm's ``--ntasks-per-node=1``
+    per_node: int = 0
 
     @staticmethod
-    def of(r: Resources) -> Request:
+    def of(r: Resources, per_node: int = 0) -> Request:
         gpu = max(r.gpu, 0)
         if gpu == 0:
             whole, frac = 0, 0
@@ -47,8 +49,17 @@ class Request:
         else:
             whole, frac = -(-gpu // 1000), 0
         return Request(
-            max(r.cpu, 0), max(r.memory, 0), tuple((k, v) for k, v in r.extended if v > 0), whole, frac
+            max(r.cpu, 0),
+            max(r.memory, 0),
+            tuple((k, v) for k, v in r.extended if v > 0),
+            whole,
+            frac,
+            max(per_node, 0),
         )
+
+    def spreads_as_much(self, per_node: int) -> bool:
+        """Whether this request's per-node limit is at least as strict as ``per_node`` (0: none)."""
+        return per_node == 0 or (self.per_node != 0 and self.per_node <= per_node)
 
     @property
     def gpu_milli(self) -> int:
@@ -56,7 +67,12 @@ class Request:
         return self.whole * 1000 if self.whole else self.frac
 
     def dominates(self, other: Request) -> bool:
-        """Whether this request is at least ``other`` in every component (so fails wherever it fails)."""
+        """Whether this request is at least ``other`` in every component (so fails wherever it fails).
+
+        A per-node limit counts as larger when it is at least as strict (``spreads_as_much``).
+        """
+        if not self.spreads_as_much(other.per_node):
+            return False
         if self.cpu < other.cpu or self.memory < other.memory or self.gpu_milli < other.gpu_milli:
             return False
         mine = dict(self.ext)
@@ -127,8 +143,8 @@ class NodeFree:
         return max(self.gpus, default=0)
 
     def hosts(self, req: Request, limit: int) -> int:
-        """How many members of ``req`` fit on this node now, at most ``limit``."""
-        n = limit
+        """How many members of ``req`` fit on this node now, at most ``limit`` (and ``req.per_node``)."""
+        n = limit if not req.per_node or req.per_node > limit else req.per_node
         if req.cpu:
             n = min(n, self.cpu // req.cpu)
         if req.memory:
@@ -365,13 +381,14 @@ def choose_counted(
         return None, 0
     # ``fits_one`` then ``hosts`` per node, inlined: the hot loop of a gang's placement scan
     rc, rm, rext, k, frac = req.cpu, req.memory, req.ext, req.whole, req.frac
+    most = m if not req.per_node or req.per_node > m else req.per_node
     items: list[tuple[int, int, NodeFree]] = []
     total = 0
     for idx, nf in enumerate(nodes):
         cpu, memory = nf.cpu, nf.memory
         if cpu < rc or memory < rm:
             continue
-        h = m
+        h = most
         if rc and cpu // rc < h:
             h = cpu // rc
         if rm and memory // rm < h:

@@ -2,6 +2,13 @@
 
 Why: a single integer hides why one job is ahead of another; keeping every normalised factor and
 its weighted value lets the console show ``sprio`` columns and lets tests check the arithmetic.
+Slurm semantics kept here (hand-checked against priority_multifactor.shtml): the age factor
+represents "the length of time a job has been sitting in the queue and eligible to run"
+("Age Factor"), and a held job is not eligible: only ``PriorityFlags=ACCRUE_ALWAYS``
+(slurm.conf(5)) increases the age factor "despite job ineligibility due to either dependencies,
+holds or begin time in the future". So a held job's age factor is 0. The partition factor is
+the partition's PriorityJobFactor over the largest one
+(``PartitionSpec.job_factor``, not PriorityTier, which orders evaluation in ``core``).
 Fair-share is the classic ``2^(-U/S)`` (not Fair Tree): it is a function of the queue alone, so a
 whole queue's jobs share one factor and the computation is O(queues), not O(jobs x users).
 """
@@ -36,6 +43,14 @@ def job_size_factor(job: Job, gpus_in_partitions: int, cpus_in_partitions: int) 
     return min(max(requested.cpu, 0) / cpus_in_partitions, 1.0)
 
 
+def age_factor(job: Job, now: float, weights: PriorityWeights) -> float:
+    """Waiting time over ``max_age``, capped at 1; 0 while held (a held job is not eligible)."""
+    if job.state == JobState.HELD:
+        return 0.0
+    wait = max(now - job.submit_time, 0.0)
+    return min(wait / weights.max_age, 1.0) if weights.max_age > 0 else 1.0
+
+
 def breakdown(
     job: Job,
     *,
@@ -47,9 +62,11 @@ def breakdown(
     gpus_in_partitions: int,
     cpus_in_partitions: int,
 ) -> PriorityBreakdown:
-    """The five factors in [0, 1], each times its weight, and the rounded total (0 when held)."""
-    wait = max(now - job.submit_time, 0.0)
-    age = min(wait / weights.max_age, 1.0) if weights.max_age > 0 else 1.0
+    """The five factors in [0, 1], each times its weight, and the rounded total (0 when held).
+
+    ``tier`` is the PriorityJobFactor of the job's partition(s) (``PartitionSpec.job_factor``).
+    """
+    age = age_factor(job, now, weights)
     part = min(max(tier, 0) / inputs.max_tier, 1.0) if inputs.max_tier > 0 else 0.0
     value = job.priority_value or 0
     qos = min(max(value, 0) / inputs.max_qos, 1.0) if inputs.max_qos > 0 else 0.0
@@ -90,8 +107,7 @@ def total(
     """
     if job.state == JobState.HELD:
         return 0
-    wait = max(now - job.submit_time, 0.0)
-    age = min(wait / weights.max_age, 1.0) if weights.max_age > 0 else 1.0
+    age = age_factor(job, now, weights)
     part = min(max(tier, 0) / inputs.max_tier, 1.0) if inputs.max_tier > 0 else 0.0
     value = job.priority_value or 0
     qos = min(max(value, 0) / inputs.max_qos, 1.0) if inputs.max_qos > 0 else 0.0

@@ -21,6 +21,8 @@ class PartitionStatus:
     allocated: Resources
     free: Resources
     nodes_down: int = 0  # not ready or cordoned
+    evaluation_tier: int = 1  # Slurm's PriorityTier (evaluation order)
+    priority_job_factor: int = 1  # Slurm's PriorityJobFactor (``PartitionSpec.job_factor``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,11 +130,30 @@ class NodeGroupModel(_Model):
 
 
 class PartitionModel(_Model):
+    """A partition; its two Slurm numbers are explained in docs/scheduler.md ("Partition tiers").
+
+    ``evaluation_tier`` is Slurm's PriorityTier (higher tiers are evaluated first, whatever the
+    job priority); ``priority_job_factor`` is Slurm's PriorityJobFactor (the partition factor of
+    the priority). ``priority_tier`` is hpctop's older field and means the PriorityJobFactor (what
+    it always did); give one of ``priority_tier`` and ``priority_job_factor``, not both.
+    """
+
     name: str = Field(min_length=1)
     selector: dict[str, str] = Field(default_factory=dict)
-    priority_tier: int = 1
+    priority_tier: int | None = Field(default=None, ge=0)
+    priority_job_factor: int | None = Field(default=None, ge=0, le=65533)
+    evaluation_tier: int = Field(default=1, ge=0, le=65533)
     state: PartitionState = PartitionState.UP
     cpu_only: bool = False
+
+    @model_validator(mode="after")
+    def _one_factor(self) -> PartitionModel:
+        if self.priority_tier is not None and self.priority_job_factor is not None:
+            raise ValueError(
+                "priority_tier is the older name of priority_job_factor (Slurm's PriorityJobFactor): "
+                "give one of them; Slurm's PriorityTier (evaluation order) is evaluation_tier"
+            )
+        return self
 
 
 class QueueModel(_Model):
@@ -185,6 +204,9 @@ class JobModel(_Model):
     held: bool = False
     fail: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
+    #: each member on its own node: Slurm's ``--nodes=N --ntasks-per-node=1`` for members smaller
+    #: than a node (the pods get a required anti-affinity on ``kubernetes.io/hostname``)
+    one_per_node: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> JobModel:
@@ -273,6 +295,7 @@ class JobSpec:
         tuple[str | None, str, str | None, str | None], ...
     ] = ()  # key, operator, value, effect
     node_selector: tuple[tuple[str, str], ...] = ()
+    one_per_node: bool = False
 
     @property
     def per_member(self) -> Resources:
@@ -469,7 +492,9 @@ def _build(model: ScenarioModel, data: dict[str, Any], text: str, source: str, n
         PartitionSpec(
             name=p.name,
             selector=tuple(sorted(p.selector.items())),
-            priority_tier=p.priority_tier,
+            priority_tier=p.priority_tier if p.priority_tier is not None else 1,
+            priority_job_factor=p.priority_job_factor,
+            evaluation_tier=p.evaluation_tier,
             state=p.state,
             cpu_only=p.cpu_only,
         )
@@ -556,6 +581,7 @@ def _build(model: ScenarioModel, data: dict[str, Any], text: str, source: str, n
                 labels=tuple(sorted(job.labels.items())),
                 tolerations=tuple((t.key, t.operator, t.value, t.effect) for t in job.tolerations),
                 node_selector=tuple(sorted(job.node_selector.items())),
+                one_per_node=job.one_per_node,
             )
         )
     p = model.priority

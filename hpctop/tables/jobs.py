@@ -112,7 +112,8 @@ def job_row(
         "elapsed": int(max(elapsed, 0.0)) if elapsed is not None else None,
         "time_limit": job.time_limit,
         "restart_count": job.restart_count,
-        "backfilled": bool(plan is not None and plan.placement is not None and plan.placement.backfilled),
+        "backfilled": job.backfilled
+        or bool(plan is not None and plan.placement is not None and plan.placement.backfilled),
         "eta_source": view.eta_source,
         "reason_source": view.reason_source,
         "binder": view.binder,

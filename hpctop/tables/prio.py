@@ -36,7 +36,11 @@ def prio_rows(
     users: Iterable[str] = (),
     default_queue: str | None = None,
 ) -> list[Row]:
-    """One row per pending job (pending, held, requeued, preempted) that the core has a plan for."""
+    """One row per pending job (pending, requeued, preempted) that the core has a plan for.
+
+    Held jobs are left out, as ``sprio`` leaves them out (a held job is not eligible, and its
+    priority is 0), unless ``states`` names ``held``.
+    """
     rows = []
     filters = JobFilters.of(
         states=states,
@@ -46,9 +50,12 @@ def prio_rows(
         users=users,
         pending_only=True,
     )
-    for _, plan, job_row in select_jobs(snapshot, result, filters, default_queue=default_queue):
+    held_asked = states is not None and JobState.HELD in states
+    for job, plan, job_row in select_jobs(snapshot, result, filters, default_queue=default_queue):
         if plan is None:
             continue
+        if job.state == JobState.HELD and not held_asked:
+            continue  # sprio does not list held jobs (not eligible); ``--state held`` still shows them
         factors = dict.fromkeys(FACTORS, 0.0)
         factors.update({k: round(float(v), 6) for k, v in plan.priority.factors.items()})
         weighted = dict.fromkeys(FACTORS, 0.0)

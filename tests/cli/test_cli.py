@@ -129,10 +129,10 @@ def test_prio(calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]) -
     code, out, _ = run(capsys, "prio", "-o", "json")
     assert code == 0
     rows = json.loads(out)
-    assert [r["name"] for r in rows] == ["big", "held"]
+    assert [r["name"] for r in rows] == ["big"]  # sprio leaves held jobs out; --state held shows them
     assert set(rows[0]["factors"]) == {"age", "fairshare", "jobsize", "partition", "qos"}
     assert rows[0]["weighted"]["fairshare"] == 10000
-    _, sorted_out, _ = run(capsys, "prio", "-o", "json", "--sort", "age")
+    _, sorted_out, _ = run(capsys, "prio", "-o", "json", "--sort", "age", "--state", "PD,held")
     assert [r["name"] for r in json.loads(sorted_out)] == ["held", "big"]
     _, norm, _ = run(capsys, "prio", "--norm")
     assert "0.5000" in norm

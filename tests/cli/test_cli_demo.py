@@ -138,8 +138,14 @@ def test_allocated_gpus_agree_between_tables(capsys: pytest.CaptureFixture[str])
 
 
 def test_prio_and_queues_from_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
-    prio = json.loads(run_main(capsys, "prio", "--demo", "--at", "240", "-o", "json"))
+    # sprio leaves held jobs out (not eligible); ``--state PD,held`` lists them, with no age
+    assert all(
+        r["state"] != "HELD"
+        for r in json.loads(run_main(capsys, "prio", "--demo", "--at", "240", "-o", "json"))
+    )
+    prio = json.loads(run_main(capsys, "prio", "--demo", "--at", "240", "-o", "json", "--state", "PD,held"))
     assert prio, "held jobs at least are pending"
+    assert all(r["factors"]["age"] == 0.0 and r["priority"] == 0 for r in prio if r["state"] == "HELD")
     for row in prio:
         assert set(row["factors"]) >= {"age", "fairshare", "jobsize", "partition", "qos"}
         assert set(row["weighted"]) >= set(row["factors"])

@@ -32,8 +32,19 @@ from hpctop.scheduling.types import ScheduleResult
 BASE = cluster(48, 150, seed=3)
 POLICY = policy()
 #: events the core never reads (the left side of the property)
-IDLE_KINDS = ("restart", "resource_version", "pod_labels", "job_restart")
-KINDS = (*IDLE_KINDS, "finish", "move", "resize", "requeue", "start", "cordon", "delete_pod", "delete_job")
+IDLE_KINDS = ("restart", "resource_version", "pod_labels", "job_restart", "job_backfilled")
+KINDS = (
+    *IDLE_KINDS,
+    "finish",
+    "move",
+    "resize",
+    "requeue",
+    "start",
+    "cordon",
+    "delete_pod",
+    "delete_job",
+    "one_per_node",
+)
 
 
 def _decisions(result: ScheduleResult) -> tuple[Any, ...]:
@@ -71,6 +82,10 @@ def _event(snap: Snapshot, kind: str, pick: int) -> Snapshot:
         pods[pod_key] = dataclasses.replace(pod, labels={**pod.labels, "touched": str(pick)})
     elif kind == "job_restart":
         jobs[job_key] = dataclasses.replace(job, restart_count=job.restart_count + 1, labels={"x": "y"})
+    elif kind == "job_backfilled":
+        jobs[job_key] = dataclasses.replace(job, backfilled=not job.backfilled)
+    elif kind == "one_per_node":
+        jobs[job_key] = dataclasses.replace(job, one_per_node=not job.one_per_node)
     elif kind == "finish":
         pods[pod_key] = dataclasses.replace(pod, phase="Succeeded")
     elif kind == "move":

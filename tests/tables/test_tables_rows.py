@@ -170,7 +170,11 @@ def test_jobs_table_shortens_long_partition_lists(partition: str | None, shown: 
 def test_prio_rows_have_factors_and_weighted_terms() -> None:
     snapshot, result = sample_cluster()
     rows = prio.prio_rows(snapshot, result, default_queue="root.default")
-    assert [r["name"] for r in rows] == ["big", "held"]
+    # sprio does not list held jobs (not eligible: no age, priority 0); ``--state held`` shows them
+    assert [r["name"] for r in rows] == ["big"]
+    held = prio.prio_rows(snapshot, result, states={JobState.HELD}, default_queue="root.default")
+    assert [(r["name"], r["priority"], r["factors"]["age"]) for r in held] == [("held", 0, 0.0)]
+    rows = [*rows, *held]
     big = rows[0]
     assert big["priority"] == 11750
     assert big["factors"] == {"age": 0.5, "fairshare": 1.0, "jobsize": 0.25, "partition": 1.0, "qos": 0.0}

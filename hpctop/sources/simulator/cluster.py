@@ -42,7 +42,7 @@ import orjson
 
 from hpctop.errors import ActionFailed
 from hpctop.model.decode import format_time
-from hpctop.model.objects import JobKey, PodKey
+from hpctop.model.objects import BACKFILLED_ANNOTATION, HOSTNAME_LABEL, JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
 from hpctop.sources.simulator.kai import MOVE_REFUSAL as KAI_MOVE_REFUSAL
 from hpctop.sources.simulator.kai import STYLE as KAI_STYLE
@@ -114,6 +114,7 @@ class _Pod:
     started: float | None = None
     finished: float | None = None
     reason: str | None = None  # terminated reason (Completed, Error, DeadlineExceeded)
+    backfilled: bool = False  # bound by a backfill decision (``BACKFILLED_ANNOTATION``)
 
     @property
     def live(self) -> bool:
@@ -423,6 +424,18 @@ class SimulatedCluster:
                 {k: v for k, v in (("key", key), ("operator", op), ("value", value), ("effect", effect)) if v}
                 for key, op, value, effect in spec.tolerations
             ]
+        if spec.one_per_node:
+            # one member per node (Slurm's --ntasks-per-node=1): the members repel each other
+            body["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "topologyKey": HOSTNAME_LABEL,
+                            "labelSelector": {"matchLabels": {"batch.kubernetes.io/job-name": spec.name}},
+                        }
+                    ]
+                }
+            }
         return body
 
     def _template(self, job: _Job) -> dict[str, Any]:
@@ -581,9 +594,12 @@ class SimulatedCluster:
         status: dict[str, Any] = {"phase": pod.phase, "qosClass": "Burstable"}
         if pod.node is not None:
             body = orjson.Fragment(b'%s,"nodeName":%s}' % (wire.pod_spec[:-1], orjson.dumps(pod.node)))
-            if pod.gpu_indices:
+            if pod.gpu_indices or pod.backfilled:
                 annotations = dict(wire.pod_annotations)
-                annotations["alibabacloud.com/gpu-index"] = "-".join(str(i) for i in pod.gpu_indices)
+                if pod.gpu_indices:
+                    annotations["alibabacloud.com/gpu-index"] = "-".join(str(i) for i in pod.gpu_indices)
+                if pod.backfilled:
+                    annotations[BACKFILLED_ANNOTATION] = "true"
             started = _ts(pod.started or self._now)
             status["conditions"] = [
                 {"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
@@ -953,8 +969,12 @@ class SimulatedCluster:
             witness.pop(shape, None)
         return False
 
-    def bind(self, pod: PodKey, node: str, gpu_indices: tuple[int, ...] = ()) -> list[Event]:
+    def bind(
+        self, pod: PodKey, node: str, gpu_indices: tuple[int, ...] = (), *, backfilled: bool = False
+    ) -> list[Event]:
         """Bind a pending pod to a node (and GPU devices); it starts running at once.
+
+        ``backfilled``: the scheduler started it by backfill; the pod carries ``BACKFILLED_ANNOTATION``.
 
         Raises :class:`SimulatorError` (nothing changes) when the pod is gone or bound, or the
         node lacks room, as a kubelet's admission would.
@@ -977,6 +997,7 @@ class SimulatedCluster:
         sim_node.free_pods -= 1
         sim_pod.node = node
         sim_pod.gpu_indices = indices
+        sim_pod.backfilled = backfilled
         self._pending_changed(spec, -1)
         sim_pod.phase = "Running"
         sim_pod.started = self._now
