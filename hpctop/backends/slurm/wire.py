@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hpctop.errors import PlainMessageError
+
 __all__ = [
     "MalformedObject",
     "SlurmJob",
@@ -38,7 +40,7 @@ __all__ = [
 ]
 
 
-class MalformedObject(ValueError):
+class MalformedObject(PlainMessageError, ValueError):
     """An object slurmrestd sent that cannot be read (skipped and counted, never half-applied)."""
 
 
