@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hpctop.backends.slurm.act import SLURM_JOB_KIND, is_held
-from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
+from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist, per_node_gpus, tres_gpus
 from hpctop.model.objects import Job, JobKey, JobKind, OwnerRef, Pod, PodKey, Reason
 from hpctop.model.policy import QueueState
 from hpctop.model.resources import ZERO, Resources
@@ -136,26 +136,6 @@ def _reason(job: SlurmJob) -> Reason | None:
         return None
     code = ReasonCode.HELD if job.reason.startswith("JobHeld") else _REASONS.get(job.reason)
     return Reason(code or ReasonCode.UNSCHEDULABLE, SLURM_REASON_SOURCE, job.reason)
-
-
-def tres_gpus(tres: str) -> int:
-    """The GPUs of ``cpu=2,mem=4000M,node=2,gres/gpu=4`` (0 when it names none)."""
-    for item in tres.split(","):
-        key, _, value = item.partition("=")
-        if key == "gres/gpu" and value.isdigit():
-            return int(value)
-    return 0
-
-
-def per_node_gpus(tres_per_node: str) -> int:
-    """The GPUs per node of ``gres:gpu:2`` (22.05), ``gres/gpu:a100:2`` (later), ``gres/gpu`` (1)."""
-    total = 0
-    for item in tres_per_node.split(","):
-        fields = item.removeprefix("gres:").removeprefix("gres/").split(":")
-        if fields[0] != "gpu":
-            continue
-        total += int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
-    return total
 
 
 def gres_detail_gpus(detail: str) -> tuple[int, tuple[int, ...]]:

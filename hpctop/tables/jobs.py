@@ -367,7 +367,7 @@ def slurm_job_row(job: SlurmJob, now: float) -> Row:
         "min_members": None,
         "running_members": None,
         "pending_members": None,
-        "gpus": _tres_count(tres.get("gres/gpu")),
+        "gpus": float(job.gpus),
         "gpus_per_member": None,
         "cpus": _tres_count(tres.get("cpu")),
         "memory": _tres_memory(tres.get("mem")),

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from hpctop.backends.slurm.wire import SlurmJob
+from hpctop.backends.slurm.wire import SlurmJob, per_node_gpus
 from hpctop.model.store import Snapshot
 from hpctop.runtime.slinky_demo import slinky_demo_session
-from hpctop.runtime.slurm_join import RowMemo, gres_detail_gpus, join, per_node_gpus, slurm_partition_rows
+from hpctop.runtime.slurm_join import RowMemo, gres_detail_gpus, join, slurm_partition_rows
 from hpctop.sources.slurm.poll import SlurmView
+from hpctop.tables.jobs import slurm_job_row
 
 
 def _demo() -> tuple[Snapshot, SlurmView]:
@@ -72,6 +73,21 @@ def test_gres_strings_as_slurm_writes_them() -> None:
     assert per_node_gpus("gres/gpu:a100:4") == 4  # 23.02 and later
     assert per_node_gpus("gres/gpu") == 1
     assert per_node_gpus("gres/shard:2") == 0
+
+
+def test_a_job_row_counts_the_gpus_asked_per_node_when_the_tres_names_none() -> None:
+    """Debian's 22.05 slurmrestd sends ``tres_req_str`` without ``gres/gpu`` and the GPUs only in
+    ``tres_per_node`` (``gres:gpu:2``): the row has per-node GPUs times nodes, not 0."""
+    _, view = _demo()
+    job = dataclasses.replace(
+        _job(view, view.jobs[0].job_id),
+        tres="cpu=2,mem=4000M,node=2",
+        tres_per_node="gres:gpu:2",
+        node_count=2,
+    )
+    assert job.gpus == 4 and slurm_job_row(job, 0.0)["gpus"] == 4
+    with_total = dataclasses.replace(job, tres="cpu=2,mem=4000M,node=2,gres/gpu=3")
+    assert slurm_job_row(with_total, 0.0)["gpus"] == 3  # the job's own TRES wins
 
 
 def test_partitions_rows_follow_slurms_state() -> None:

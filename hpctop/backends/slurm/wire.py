@@ -34,9 +34,11 @@ __all__ = [
     "parse_partition",
     "parse_reservation",
     "parse_share",
+    "per_node_gpus",
     "real",
     "state_word",
     "text",
+    "tres_gpus",
 ]
 
 
@@ -375,6 +377,33 @@ class SlurmJob:
     #: per allocated node, in node order: the GRES it holds there with device indices
     #: (``gpu:2(IDX:0-1)``); empty while pending
     gres_detail: tuple[str, ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        """Its GPUs: the job's TRES (``gres/gpu=4``), else what it asks per node times its nodes
+        (Debian's 22.05 slurmrestd leaves ``gres/gpu`` out of a job's ``tres_req_str``)."""
+        total = tres_gpus(self.tres)
+        return total if total > 0 else per_node_gpus(self.tres_per_node) * max(self.node_count, 1)
+
+
+def tres_gpus(tres: str) -> int:
+    """The GPUs of ``cpu=2,mem=4000M,node=2,gres/gpu=4`` (0 when it names none)."""
+    for item in tres.split(","):
+        key, _, value = item.partition("=")
+        if key == "gres/gpu" and value.isdigit():
+            return int(value)
+    return 0
+
+
+def per_node_gpus(tres_per_node: str) -> int:
+    """The GPUs per node of ``gres:gpu:2`` (22.05), ``gres/gpu:a100:2`` (later), ``gres/gpu`` (1)."""
+    total = 0
+    for item in tres_per_node.split(","):
+        fields = item.removeprefix("gres:").removeprefix("gres/").split(":")
+        if fields[0] != "gpu":
+            continue
+        total += int(fields[-1]) if len(fields) > 1 and fields[-1].isdigit() else 1
+    return total
 
 
 _RANGE = re.compile(r"^(?P<prefix>[^\[]*)\[(?P<ranges>[^\]]*)\](?P<suffix>.*)$")
