@@ -354,8 +354,11 @@ def session_for(
     read_only: bool = False,
     speed: float = DEMO_SPEED,
     scheduler: ScheduleFn | None = None,
+    gpu_api: str = "device-plugin",
 ) -> Session:
-    cluster = SimulatedCluster(scenario, seed=seed)
+    cluster = SimulatedCluster(scenario, seed=seed, gpu_api=gpu_api)
+    if gpu_api != "device-plugin":
+        source_name = f"{source_name}+{gpu_api}"  # the header says which GPU API the cluster plays
     session = Session(
         cluster, scenario.policy, source_name, speed=speed, read_only=read_only, scheduler=scheduler
     )
@@ -365,13 +368,23 @@ def session_for(
 
 
 def demo_session(
-    seed: int = 1, at: float = 0.0, read_only: bool = False, scheduler: ScheduleFn | None = None
+    seed: int = 1,
+    at: float = 0.0,
+    read_only: bool = False,
+    scheduler: ScheduleFn | None = None,
+    gpu_api: str = "device-plugin",
 ) -> Session:
     """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in."""
     from hpctop.sources.simulator.trace import openb_scenario
 
     return session_for(
-        openb_scenario(seed), "demo", seed=seed, at=at, read_only=read_only, scheduler=scheduler
+        openb_scenario(seed),
+        "demo",
+        seed=seed,
+        at=at,
+        read_only=read_only,
+        scheduler=scheduler,
+        gpu_api=gpu_api,
     )
 
 
@@ -381,6 +394,7 @@ def scenario_session(
     at: float = 0.0,
     read_only: bool = False,
     scheduler: ScheduleFn | None = None,
+    gpu_api: str = "device-plugin",
 ) -> Session:
     """A session on a scenario file; ``seed`` defaults to the file's ``[simulation] seed``, else 1."""
     scenario = load_scenario(path)
@@ -392,4 +406,5 @@ def scenario_session(
         at=at,
         read_only=read_only,
         scheduler=scheduler,
+        gpu_api=gpu_api,
     )

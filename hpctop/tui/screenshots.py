@@ -35,17 +35,30 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
     ("light", "hpctop-light", ("home",), SIZE),
     ("colorblind-gpu-partition", "hpctop-colorblind", ("z",), SIZE),
 )
+#: the same console on the DRA demo (``make demo ARGS='--gpu-api dra'``): GPUs in ResourceSlices,
+#: held through ResourceClaims, counted as the device plugin's are
+DRA_SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
+    ("dra-gpus", "hpctop-dark", ("1", "z", "right"), SIZE),
+)
 
 
-def _session() -> SessionLike:
+def _session(gpu_api: str = "device-plugin") -> SessionLike:
     from hpctop.runtime.session import demo_session
 
-    session: SessionLike = demo_session(seed=1)
+    session: SessionLike = demo_session(seed=1, gpu_api=gpu_api)
     return session
 
 
-async def _shoot(name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path) -> Path:
-    app: HpctopApp = make_app(_session(), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
+async def _shoot(
+    name: str,
+    theme: str,
+    keys: Sequence[str],
+    size: tuple[int, int],
+    out: Path,
+    gpu_api: str = "device-plugin",
+) -> Path:
+    session = _session(gpu_api)
+    app: HpctopApp = make_app(session, theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
     async with app.run_test(size=size) as pilot:
         for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
             app.step_now(120)
@@ -79,8 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args[0] if args else "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     missing_png = False
-    for name, theme, keys, size in SHOTS:
-        svg = asyncio.run(_shoot(name, theme, keys, size, out))
+    shots = [(*shot, "device-plugin") for shot in SHOTS] + [(*shot, "dra") for shot in DRA_SHOTS]
+    for name, theme, keys, size, gpu_api in shots:
+        svg = asyncio.run(_shoot(name, theme, keys, size, out, gpu_api))
         png = _png(svg)
         missing_png |= png is None
         print(f"{svg}" + (f"  {png}" if png else ""))

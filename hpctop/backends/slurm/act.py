@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 
 from hpctop.actions.audit import AuditLog
+from hpctop.actions.engine.plan import ActionTable
 from hpctop.actions.requests import ActionForbidden, ActionKind, ActionRequest, ActionResult, Preview
 from hpctop.backends.slurm.wire import SlurmJob
 from hpctop.errors import ActionFailed, ActionRefused
@@ -46,11 +47,19 @@ from hpctop.sources.slurm.rest import SlurmError, SlurmRest
 
 __all__ = [
     "SLURM_JOB_KIND",
+    "TABLE",
     "SlurmActionFailed",
     "SlurmActionForbidden",
     "SlurmActions",
     "slurm_job_request",
 ]
+
+#: the Kubernetes engine's table (hpctop.actions.book): Slurm's jobs are no Kubernetes objects, so
+#: the engine has no plan for them; :class:`SlurmActions` sends their actions to slurmrestd
+TABLE = ActionTable(
+    "slurm",
+    read_only="no Kubernetes object to act on: Slurm's jobs are acted on through slurmrestd (SlurmActions)",
+)
 
 #: the kind in a Slurm job's :data:`~hpctop.model.objects.JobKey` (namespace "", name = squeue's id)
 SLURM_JOB_KIND = "SlurmJob"

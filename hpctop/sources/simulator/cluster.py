@@ -37,6 +37,7 @@ from hpctop.errors import ActionFailed
 from hpctop.model.decode import format_time
 from hpctop.model.objects import JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
+from hpctop.sources.simulator.dra import DraPublisher
 
 #: virtual t = 0 is 2026-01-01T00:00:00Z; all simulator times are Unix seconds from here on
 EPOCH = 1767225600.0
@@ -164,8 +165,10 @@ class _Job:
 class SimulatedCluster:
     """A Kubernetes cluster in memory, driven by a virtual clock; emits watch events as bytes."""
 
-    def __init__(self, scenario: Scenario, seed: int = 1) -> None:
+    def __init__(self, scenario: Scenario, seed: int = 1, gpu_api: str = "device-plugin") -> None:
         self.scenario = scenario
+        #: ``gpu_api="dra"``: GPUs in ResourceSlices, held through claims (hpctop.sources.simulator.dra)
+        self._dra = DraPublisher(self._emit, _ts) if gpu_api == "dra" else None
         self.seed = seed
         self._rng = random.Random(seed)
         self._now = EPOCH
@@ -302,7 +305,7 @@ class SimulatedCluster:
             "memory": _mem(spec.memory),
             "pods": str(spec.max_pods),
         }
-        if spec.gpus:
+        if spec.gpus and self._dra is None:
             alloc["nvidia.com/gpu"] = str(spec.gpus)
         body: dict[str, Any] = {"unschedulable": spec.unschedulable}
         if spec.taints:
@@ -411,7 +414,7 @@ class SimulatedCluster:
                 {k: v for k, v in (("key", key), ("operator", op), ("value", value), ("effect", effect)) if v}
                 for key, op, value, effect in spec.tolerations
             ]
-        return body
+        return body if self._dra is None else self._dra.pod_spec(body, spec)
 
     def _template(self, job: _Job) -> dict[str, Any]:
         spec = self._pod_spec(job)
@@ -608,6 +611,8 @@ class SimulatedCluster:
                     "state": {"waiting": {"reason": "PodInitializing"}},
                 }
             ]
+        if self._dra is not None:
+            self._dra.pod_status(spec.namespace, pod.name, pod.uid, status)
         return {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -638,6 +643,12 @@ class SimulatedCluster:
             self._initial_done = True
             for node in self.nodes.values():
                 self._emit("Node", "ADDED", self._node_obj(node))
+            if self._dra is not None:
+                inventory = [
+                    (n.spec.name, n.uid, n.spec.gpus, n.spec.gpu_model, n.spec.gpu_memory_mib)
+                    for n in self.nodes.values()
+                ]
+                self._dra.initial(inventory, EPOCH)
             for pc in self.priority_classes.values():
                 self._emit("PriorityClass", "ADDED", self._priority_class_obj(pc))
             self._run_until(self._now)
@@ -718,8 +729,12 @@ class SimulatedCluster:
             self.pods[(job.spec.namespace, name)] = pod
             self._pending_changed(job.spec, 1)
             self._emit_pod(pod, "ADDED")
+            if self._dra is not None:
+                self._dra.created(job.spec.namespace, name, pod.uid, job.spec, self._now)
 
     def _release_resources(self, pod: _Pod) -> None:
+        if self._dra is not None and pod.node is not None:
+            self._dra.released(pod.job.spec.namespace, pod.name)
         if pod.node is None:
             if pod.live:
                 self._pending_changed(pod.job.spec, -1)
@@ -743,6 +758,8 @@ class SimulatedCluster:
         del pod.job.pods[pod.name]
         self.pods.pop((pod.job.spec.namespace, pod.name), None)
         self._emit("Pod", "DELETED", obj)
+        if self._dra is not None:
+            self._dra.deleted(pod.job.spec.namespace, pod.name)
 
     def _pod_ends(self, pod: _Pod) -> None:
         job = pod.job
@@ -959,6 +976,8 @@ class SimulatedCluster:
         first = job.start_time is None
         if first:
             job.start_time = self._now
+        if self._dra is not None:
+            self._dra.bound(spec.namespace, sim_pod.name, sim_pod.uid, node, indices, self._now)
         self._emit_pod(sim_pod)
         if job.is_service or first:
             self._emit_job(job)
