@@ -6,7 +6,7 @@ wire module, the decoder's table, the evidence module, a 2,300-line actions modu
 unchanged, because a backend's folder is split by layer.
 
 The contract (``docs/architecture.md`` draws it; import-linter in ``pyproject.toml`` and
-``tests/test_backends_registered.py`` enforce it)::
+``tests/backends/test_backends_registered.py`` enforce it)::
 
     hpctop/backends/<name>/        a Python identifier: kueue, kube_scheduler, volcano, ...
         __init__.py                a docstring: the upstream project, what read and act hold
@@ -21,8 +21,9 @@ The contract (``docs/architecture.md`` draws it; import-linter in ``pyproject.to
   ``tables``, ``tui``, nor another backend's folder (what two backends share is a neutral helper
   in :mod:`hpctop.model.backends`). ``BACKEND`` declares: name, title, upstream repository, the
   kinds it watches with the versions it understands (``watches``), the resources it only writes,
-  the API groups that reveal it, its fixtures, the reason codes it can produce, its decoders
-  (``Kind.group`` → Struct, projection) and which of them the store keeps as backend objects,
+  the API groups that reveal it, the labels it reads, its bare-kind aliases, its fixtures, the
+  reason codes it can produce, its decoders (``Kind.group`` → Struct, projection) and which of
+  them the store keeps as backend objects,
   and optional hooks: ``select`` (the discovery choice; default: the first served version of each
   kind), ``job_state``, ``job_reasons``, ``fold_queues``, ``queue_shape``, ``place_in_queue``.
 - **act side** (``act.py``): the plans for its kinds, on the actions engine; never ``tui``,

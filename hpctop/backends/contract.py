@@ -149,7 +149,7 @@ class Backend:
     watches: tuple[tuple[ResourceSpec, ...], ...]
     #: fixture files (repository-relative) whose objects this backend reads, each with its source
     fixtures: tuple[str, ...]
-    #: the reason codes its evidence can produce (``tests/test_backends_registered.py`` checks them)
+    #: the reason codes its evidence can produce (``tests/backends/test_backends_registered.py`` checks them)
     reasons: frozenset[ReasonCode]
     #: the dotted module of its action plans (``hpctop.backends.kueue.act``), or None when read-only
     actions: str | None
@@ -157,10 +157,20 @@ class Backend:
     read_only: str = ""
     #: API group → the backend name its presence reveals (groups detected but not watched included)
     detects: Mapping[str, str] = field(default_factory=dict)
+    #: its kinds are the core API's, served by every API server: never looked up in discovery
+    builtin: bool = False
+    #: label and annotation prefixes (or keys) it reads on pods and owners
+    labels: tuple[str, ...] = ()
+    #: the URL path prefix of the API its objects come from when that is not Kubernetes'
+    #: (slurmrestd: ``/slurm``, which ``/slurmdb`` shares); its fixtures are that server's recorded documents
+    foreign_api: str = ""
     #: resources it only writes (requested only where discovery lists them)
     writes: tuple[ResourceSpec, ...] = ()
     #: decoder key → (Struct, projection), for every kind it decodes
     decoders: Mapping[str, Decoder] = field(default_factory=dict)
+    #: the bare kinds the actions and the console name its objects by → its decoder keys
+    #: (``Workload`` → ``Workload.kueue.x-k8s.io``)
+    aliases: Mapping[str, str] = field(default_factory=dict)
     #: decoder keys whose objects the store keeps in ``objects`` (not owner kinds, not pods)
     object_kinds: frozenset[str] = frozenset()
     #: the discovery choice; None: :func:`first_served` over ``watches``

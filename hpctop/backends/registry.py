@@ -69,11 +69,12 @@ def backend(name: str) -> Backend:
 
 # -- what is watched -----------------------------------------------------------------------------
 
+_CORE = tuple(b for b in BACKENDS if b.builtin)
+_DISCOVERED = tuple(b for b in BACKENDS if not b.builtin)
 #: the core API's resources a session watches, served by every API server (never discovered)
-CORE_RESOURCES: tuple[ResourceSpec, ...] = tuple(alternatives[0] for alternatives in KUBE_SCHEDULER.watches)
+CORE_RESOURCES: tuple[ResourceSpec, ...] = tuple(a[0] for b in _CORE for a in b.watches)
 #: the core resources hpctop only writes (YuniKorn's queues.yaml ConfigMap)
-CORE_WRITES: tuple[ResourceSpec, ...] = KUBE_SCHEDULER.writes
-_DISCOVERED = tuple(b for b in BACKENDS if b is not KUBE_SCHEDULER)
+CORE_WRITES: tuple[ResourceSpec, ...] = tuple(spec for b in _CORE for spec in b.writes)
 
 #: API group → the backend name its presence reveals
 DETECTED_GROUPS: Mapping[str, str] = {g: name for b in _DISCOVERED for g, name in b.detects.items()}
@@ -121,6 +122,8 @@ def _decoders() -> dict[str, Decoder]:
 
 #: decoder key (the model's kind) → (its Struct, its projection), every backend's
 DECODERS: Mapping[str, Decoder] = _decoders()
+#: the bare kinds the actions and the console key jobs and queues by → the decoder key
+ALIASES: Mapping[str, str] = {bare: kind for b in BACKENDS for bare, kind in b.aliases.items()}
 #: decoder key → the (group, kind) its objects carry in their store key, for backend objects
 OBJECT_KINDS: Mapping[str, tuple[str, str]] = {
     kind: split_kind(kind) for b in BACKENDS for kind in sorted(b.object_kinds)
@@ -202,6 +205,7 @@ def place_in_queue(ev: JobEvidence, queue_name: str | None, index: QueueIndex) -
 
 
 __all__ = [
+    "ALIASES",
     "BACKENDS",
     "CORE_RESOURCES",
     "CORE_WRITES",

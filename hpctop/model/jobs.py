@@ -8,7 +8,9 @@ those controllers stamp on every pod, so the row is the highest recognised kind)
 application id, then a Volcano or coscheduling pod-group name, else the pod itself. The job's
 row is derived from its pods, its owner object and, when a queueing backend is present, that
 backend's evidence (a Kueue Workload, a PodGroup, the queue tree: :mod:`hpctop.backends`)
-each time one of them changes; nothing here keeps state of its own.
+each time one of them changes; nothing here keeps state of its own. The labels and annotations
+each controller stamps are declared in its backend's folder (:mod:`hpctop.backends`); how they
+group pods is here, in one place, because one pod may carry several backends' marks.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from functools import lru_cache
 from operator import attrgetter
 
 from hpctop.backends import registry
+from hpctop.backends.jobset.read import JOBSET_NAME
 from hpctop.backends.kube_scheduler.read import pod_reason
+from hpctop.backends.kubeflow.read import KUBEFLOW_KINDS
+from hpctop.backends.lws.read import LWS_NAME
+from hpctop.backends.slinky.read import SLINKY_PARTITION, SUNK_PARTITION
+from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS, VOLCANO_PHASES, VOLCANO_PODGROUP
+from hpctop.backends.yunikorn.read import APP_ID_KEYS, POLICY_PARAMETERS, TASK_GROUPS
 from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.objects import (
@@ -37,40 +45,17 @@ from hpctop.model.resources import ZERO, Resources
 from hpctop.model.states import JobState, ReasonCode
 
 SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
-KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"})
 #: owners that group other owners' pods: a Workload they control is a part, not a job row
 GROUPING_KINDS = frozenset({"JobSet", "LeaderWorkerSet", "TrainJob"})
-JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
-LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
-VOLCANO_GROUP_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
-VOLCANO_PODGROUP_KIND = "PodGroup.scheduling.volcano.sh"
-#: vcjob status.state.phase → state (SCHEDULERS.md §6.3)
-VOLCANO_PHASES = {
-    "Aborted": JobState.HELD,
-    "Aborting": JobState.COMPLETING,
-    "Completing": JobState.COMPLETING,
-    "Terminating": JobState.COMPLETING,
-    "Restarting": JobState.REQUEUED,
-    "Terminated": JobState.CANCELLED,
-    "Completed": JobState.COMPLETED,
-    "Failed": JobState.FAILED,
-}
+VOLCANO_PODGROUP_KIND = VOLCANO_PODGROUP
 QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
-APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
-#: partitions of hpctop's own model a job may name. slurm-bridge's
-#: ``slurmjob.slinky.slurm.net/partition`` names a *Slurm* partition (SchedMD/slurm-bridge
-#: docs/workload.md), which Slurm validates: it is not read as an hpctop partition
-PARTITION_KEYS = (
-    "hpctop.io/partition",
-    "sunk.coreweave.com/partition",
-)
-SLINKY_PARTITION = "slurmjob.slinky.slurm.net/partition"
+#: partitions of hpctop's own model a job may name (SUNK's is one; Slinky's is Slurm's:
+#: :mod:`hpctop.backends.slinky.read`)
+PARTITION_KEYS = ("hpctop.io/partition", SUNK_PARTITION)
 #: owners whose pods are node services (one per node), not jobs: the device plugin, GFD, DCGM
 #: exporter, CNI agents... They are shown per node and never as a job row
 NODE_SERVICE_KINDS = frozenset({"DaemonSet"})
 USER_KEYS = ("hpctop.io/user", "user")
-TASK_GROUPS = "yunikorn.apache.org/task-groups"
-POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
 _BY_NAME = attrgetter("name")
 
 

@@ -1,9 +1,9 @@
 """Decoded Structs → the frozen objects of :mod:`hpctop.model.objects` (Pods, Nodes, owners).
 
 Why a module of its own: the wire schema (:mod:`hpctop.model.structs`) and the scheduler CRDs
-(:mod:`hpctop.model.backends.wire`) both project through these helpers (metadata, conditions,
-pod-template requests), and :mod:`hpctop.model.decode` dispatches to both; with the helpers
-here, nothing imports ``decode`` back (the ``decode`` <-> ``backends.wire`` cycle is gone).
+(each backend's ``hpctop/backends/<name>/read.py`` or ``wire.py``) both project through these
+helpers (metadata, conditions, pod-template requests), and :mod:`hpctop.model.decode` dispatches
+to both; with the helpers here, nothing a backend's read side imports leads back to ``decode``.
 
 A projection refuses what makes no sense even though it is well typed (a pod without a name, a
 quantity that is garbage, negative or beyond any real node, a count out of range) by raising

@@ -15,7 +15,9 @@ console shows in its status: no object is dropped silently.
 Scheduler backends (Kueue, Volcano, coscheduling CRDs; YuniKorn's REST queue tree) are kept in
 ``objects`` by (group, kind, namespace, name) and joined to the jobs they explain: a Kueue
 Workload by its controller owner (or its ``kueue.x-k8s.io/job-uid`` label), a PodGroup by its
-owner or by the pods' group label/annotation. A job is re-derived when its evidence changes, and
+owner or by the pods' group label/annotation (these joins are still the store's own); what the
+evidence then means (state, reasons, queue placement) and which kinds are backend objects come
+from :mod:`hpctop.backends.registry`. A job is re-derived when its evidence changes, and
 every joined job when the queue tree's shape (paths, states) changes. None of this runs until
 such an object arrives: on a cluster without these backends, a pod event costs what it did.
 
@@ -40,14 +42,13 @@ from hpctop.backends import registry
 from hpctop.backends.dra.accounting import DraIndex, DraView, with_domain
 from hpctop.backends.dra.objects import DRA_TYPES, DraObject, ResourceClaimTemplate
 from hpctop.backends.dra.wire import DRA_KINDS
-from hpctop.backends.yunikorn.read import decode_queue_tree
+from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS
+from hpctop.backends.yunikorn.read import APP_ID_KEYS, decode_queue_tree
 from hpctop.model.backends.evidence import JobEvidence
 from hpctop.model.backends.queues import QueueIndex
 from hpctop.model.decode import DecodeError, decode_event
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.jobs import (
-    APP_ID_KEYS,
-    VOLCANO_GROUP_KEYS,
     VOLCANO_PODGROUP_KIND,
     cancelled,
     derive_job,

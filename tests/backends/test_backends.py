@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hpctop.model.backends.evidence import parse_unschedulable, pod_reason
+from hpctop.backends.kube_scheduler.read import parse_unschedulable, pod_reason
 from hpctop.model.backends.queues import policy_from_snapshot
 from hpctop.model.decode import DecodeError, decode_list, decode_object
 from hpctop.model.objects import ClusterQueue, JobKind, PodGroup, ReasonFragment

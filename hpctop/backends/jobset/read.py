@@ -11,6 +11,9 @@ from __future__ import annotations
 from hpctop.backends.contract import Backend, ResourceSpec
 from hpctop.model.backends.wire import workload_decoder
 
+#: the label JobSet stamps on every pod of its child Jobs (pkg/constants): the pods' row
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+
 JOBSETS = ResourceSpec("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", namespaced=True)
 
 BACKEND = Backend(
@@ -21,6 +24,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml",),
     reasons=frozenset(),
     actions="hpctop.backends.jobset.act",
+    labels=("jobset.sigs.k8s.io/",),
     detects={"jobset.x-k8s.io": "jobset"},
     decoders={"JobSet": workload_decoder("JobSet")},
 )

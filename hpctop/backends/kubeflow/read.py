@@ -13,6 +13,8 @@ from hpctop.model.backends.wire import workload_decoder
 
 KUBEFLOW_GROUP = "kubeflow.org"
 TRAINER_GROUP = "trainer.kubeflow.org"
+#: the training-operator kinds (replica specs, ``runPolicy``); TrainJob groups a JobSet instead
+KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"})
 
 PYTORCHJOBS = ResourceSpec("PyTorchJob", KUBEFLOW_GROUP, "v1", "pytorchjobs", namespaced=True)
 TFJOBS = ResourceSpec("TFJob", KUBEFLOW_GROUP, "v1", "tfjobs", namespaced=True)
@@ -41,6 +43,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml", "tests/fixtures/live_truth/70_more.yaml"),
     reasons=frozenset(),
     actions="hpctop.backends.kubeflow.act",
+    labels=("training.kubeflow.org/",),
     detects={KUBEFLOW_GROUP: "kubeflow", TRAINER_GROUP: "kubeflow-trainer"},
     decoders={kind: workload_decoder(kind) for kind in dict.fromkeys(a[0].kind for a in WATCHES)},
 )

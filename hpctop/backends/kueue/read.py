@@ -1,17 +1,18 @@
 """Kueue's read side: what hpctop watches, how it decodes it, how a Workload explains a job.
 
-Why one module: a newcomer asking "what does hpctop do with Kueue?" reads this file (and ``act``
-beside it for the actions). Kueue (kubernetes-sigs/kueue, SCHEDULERS.md §5) admits *suspended*
-jobs by quota: its Workload, one per job, carries the verdict in conditions (``QuotaReserved``,
-``Admitted``, ``Evicted``, ``PodsReady``, ``Finished``) and the queue in ``spec.queueName`` (a
-LocalQueue) → ``status.admission.clusterQueue``. Here:
+Why one folder: a newcomer asking "what does hpctop do with Kueue?" reads this file, ``wire``
+beside it (the Structs and projections) and ``act`` (the actions). Kueue (kubernetes-sigs/kueue,
+SCHEDULERS.md §5) admits *suspended* jobs by quota: its Workload, one per job, carries the
+verdict in conditions (``QuotaReserved``, ``Admitted``, ``Evicted``, ``PodsReady``,
+``Finished``) and the queue in ``spec.queueName`` (a LocalQueue) →
+``status.admission.clusterQueue``. Here:
 
 - **watches**: Workload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, at v1beta2 or v1beta1
   (the served version decides; Cohort may be served at v1alpha1 on older releases);
-- **decodes**: one wire model reads both versions (``cohort`` vs ``cohortName``,
-  ``priorityClassName`` vs ``priorityClassRef``); lists marked ``omitempty`` upstream are optional
-  here, missing meaning empty. Quota amounts are summed over many nodes, so they are bounded as
-  aggregates (never negative, at most 2^60), not per node;
+- **decodes** (:mod:`hpctop.backends.kueue.wire`): one wire model reads both versions
+  (``cohort`` vs ``cohortName``, ``priorityClassName`` vs ``priorityClassRef``); lists marked
+  ``omitempty`` upstream are optional here, missing meaning empty. Quota amounts are summed over
+  many nodes, so they are bounded as aggregates (never negative, at most 2^60), not per node;
 - **state and reasons**: a Kueue job waiting for quota is suspended, which is *pending*, not held;
   the reason comes from the Workload's conditions (§5.3), never from the pods;
 - **queues**: ``root.<cohort>[.<child cohort>...].<clusterqueue>``; a ClusterQueue without a
@@ -19,7 +20,8 @@ LocalQueue) → ``status.admission.clusterQueue``. Here:
   there), LocalQueues are listed as kind ``local`` at ``<cq path>.<namespace>/<name>`` for display
   and carry no quota. Kueue quotas are summed over flavors into ``guaranteed`` (per-flavor detail
   stays in ``flavors``); ``max`` is nominal + borrowingLimit per resource, or no limit where a
-  ClusterQueue in a cohort may borrow without one; a top-level cohort's ``max`` is its pool.
+  ClusterQueue in a cohort may borrow without one; a top-level cohort's ``max`` is its pool
+  (what its members and it hold), its ``borrowed`` what its members borrow from one another.
 
 It imports the model (and the neutral helpers in :mod:`hpctop.model.backends`) only.
 """
@@ -75,6 +77,8 @@ from hpctop.model.states import JobState, ReasonCode
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+#: the visibility API's versions, preferred first (v1alpha1 in the earliest releases)
+VISIBILITY_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # preferred first (SCHEDULERS.md §5.1)
 #: Cohort was v1alpha1 before it joined the group's versions
 COHORT_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
@@ -130,7 +134,7 @@ def select(apis: ServedApis) -> Selection:
             picked = _cohort(spec, served, apis) if spec.kind == COHORT else spec
             if picked is not None and apis.available(picked):
                 chosen.append(picked)
-    for v in ("v1beta2", "v1beta1", "v1alpha1"):  # the visibility API (pending positions)
+    for v in VISIBILITY_VERSIONS:  # the visibility API (pending positions)
         if v in apis.versions(VISIBILITY_GROUP):
             versions[VISIBILITY_GROUP] = v
             break
@@ -470,6 +474,7 @@ BACKEND = Backend(
     ),
     reasons=REASONS,
     actions="hpctop.backends.kueue.act",
+    labels=("kueue.x-k8s.io/",),
     detects={KUEUE_GROUP: "kueue", VISIBILITY_GROUP: "kueue-visibility"},
     decoders={
         KUEUE_WORKLOAD: (WireKueueWorkload, kueue_workload_from_wire),
@@ -478,6 +483,7 @@ BACKEND = Backend(
         COHORT: (WireCohort, lambda w, _: cohort_from_wire(w)),
         RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
     },
+    aliases={"Workload": KUEUE_WORKLOAD, "ClusterQueue": CLUSTER_QUEUE, "LocalQueue": LOCAL_QUEUE},
     object_kinds=frozenset({KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR}),
     select=select,
     job_state=job_state,

@@ -7,13 +7,20 @@ is dropped and a malformed field it needs (``needed``) makes the object skipped,
 noted. One wire model reads both Kueue v1beta1 and v1beta2 (``cohort`` vs ``cohortName``,
 ``priorityClassName`` vs ``priorityClassRef``); lists marked ``omitempty`` upstream are optional
 here, missing meaning empty. Quota amounts are summed over many nodes, so they are bounded as
-aggregates (never negative, at most 2^60), not per node. Part of the read side: it imports the
-model only.
+aggregates (never negative, at most 2^60), not per node. The visibility API's
+``PendingWorkloadsSummary`` (Kueue's own positions) is read here too; it is polled by
+:mod:`hpctop.sources.kube.kueue_visibility`. Part of the read side: it imports the model only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
 import msgspec
+import orjson
 
 from hpctop.model.backends.wire import Quantity, amount
 from hpctop.model.objects import (
@@ -21,6 +28,7 @@ from hpctop.model.objects import (
     Cohort,
     FlavorQuota,
     FlavorUsage,
+    JobKey,
     KueueWorkload,
     LocalQueue,
     PodSetInfo,
@@ -358,3 +366,63 @@ def resource_flavor_from_wire(w: WireResourceFlavor) -> ResourceFlavor:
         node_taints=tuple(Taint(t.key, t.value, t.effect) for t in w.spec.nodeTaints or []),
         topology_name=w.spec.topologyName or None,
     )
+
+
+# -- the visibility API's pending positions (visibility.kueue.x-k8s.io, SCHEDULERS.md §5.5) -------
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPosition:
+    """Where one pending Workload stands in Kueue's queues (positions count from 0, as Kueue's)."""
+
+    workload: str
+    cluster_queue: str
+    local_queue: str
+    in_cluster_queue: int
+    in_local_queue: int
+    priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPositions:
+    """The positions of every pending Workload found at the last poll, by job."""
+
+    by_job: Mapping[JobKey, PendingPosition] = field(default_factory=lambda: MappingProxyType({}))
+    at: float | None = None  # wall-clock time of the poll that produced them
+    note: str = ""  # why positions are missing or old ("" when fine)
+
+
+def parse_pending(raw: bytes, cluster_queue: str) -> dict[JobKey, PendingPosition]:
+    """A ``PendingWorkloadsSummary`` → positions by job; items it cannot read are skipped."""
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    items = doc.get("items") if isinstance(doc, dict) else None
+    out: dict[JobKey, PendingPosition] = {}
+    for item in items if isinstance(items, list) else ():
+        try:
+            meta = item["metadata"]
+            namespace, name = str(meta.get("namespace") or ""), str(meta["name"])
+            position = PendingPosition(
+                workload=name,
+                cluster_queue=cluster_queue,
+                local_queue=str(item.get("localQueueName") or ""),
+                in_cluster_queue=int(item.get("positionInClusterQueue", -1)),
+                in_local_queue=int(item.get("positionInLocalQueue", -1)),
+                priority=int(item.get("priority") or 0),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+        out[_job_of(item, namespace, name)] = position
+    return out
+
+
+def _job_of(item: Mapping[str, Any], namespace: str, name: str) -> JobKey:
+    owners = item["metadata"].get("ownerReferences") or []
+    chosen = next((o for o in owners if isinstance(o, dict) and o.get("controller")), None)
+    if chosen is None and owners and isinstance(owners[0], dict):
+        chosen = owners[0]
+    if chosen is not None and chosen.get("kind") and chosen.get("name"):
+        return (namespace, str(chosen["kind"]), str(chosen["name"]))
+    return (namespace, "Workload", name)

@@ -10,6 +10,9 @@ from __future__ import annotations
 from hpctop.backends.contract import Backend, ResourceSpec
 from hpctop.model.backends.wire import workload_decoder
 
+#: the label LWS stamps on every pod of its groups (api/leaderworkerset/v1): the pods' row
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+
 LEADERWORKERSETS = ResourceSpec(
     "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", namespaced=True
 )
@@ -22,6 +25,7 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml",),
     reasons=frozenset(),
     actions="hpctop.backends.lws.act",
+    labels=("leaderworkerset.sigs.k8s.io/",),
     detects={"leaderworkerset.x-k8s.io": "leaderworkerset"},
     decoders={"LeaderWorkerSet": workload_decoder("LeaderWorkerSet")},
 )

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from hpctop.backends.contract import Backend
 
+#: slurm-bridge's partition annotation names a *Slurm* partition (SchedMD/slurm-bridge
+#: docs/workload.md), which Slurm validates: it is not read as one of hpctop's partitions
+SLINKY_PARTITION = "slurmjob.slinky.slurm.net/partition"
+#: SUNK's partition label is one of hpctop's partitions (the pod runs in that Slurm partition)
+SUNK_PARTITION = "sunk.coreweave.com/partition"
+
 BACKEND = Backend(
     name="slinky",
     title="Slinky (slurm-bridge) and SUNK",
@@ -20,5 +26,6 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/60_workloads.yaml",),
     reasons=frozenset(),  # the wait is Slurm's to explain (hpctop.sources.slurm)
     actions="hpctop.backends.slinky.act",
+    labels=("slurmjob.slinky.slurm.net/", "slinky.slurm.net/", "sunk.coreweave.com/"),
     detects={"sunk.coreweave.com": "sunk", "slinky.slurm.net": "slinky"},
 )

@@ -16,6 +16,7 @@ BACKEND = Backend(
     title="Slurm (slurmrestd)",
     upstream="https://github.com/SchedMD/slurm",
     watches=(),
+    foreign_api="/slurm",  # /slurm/v0.0.4x/ and /slurmdb/v0.0.4x/
     fixtures=(
         "tests/slurm/fixtures/openapi-v0.0.42.json",
         "tests/slurm/fixtures/openapi-v0.0.44.json",

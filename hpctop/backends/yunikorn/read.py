@@ -29,6 +29,11 @@ from hpctop.model.structs import WireStruct
 
 #: YuniKorn queue status → the neutral queue state
 _STATES = {"Active": "Open", "Draining": "Draining", "Stopped": "Closed"}
+#: the pod labels naming a YuniKorn application (the k8shim's, and Spark's)
+APP_ID_KEYS = ("yunikorn.apache.org/app-id", "applicationId", "spark-app-selector")
+#: gang scheduling: the task groups and their policy (annotations on the originator pod)
+TASK_GROUPS = "yunikorn.apache.org/task-groups"
+POLICY_PARAMETERS = "yunikorn.apache.org/schedulingPolicyParameters"
 
 
 class WireYkQueue(WireStruct, frozen=True):
@@ -126,11 +131,10 @@ def decode_queue_tree(raw: bytes) -> tuple[QueueInfo, ...]:
     return tuple(out)
 
 
-#: what YuniKorn's evidence can say: a closed queue, a used-up quota (``SchedulingSkipped``), a
-#: gang whose placeholders are not all allocated
-REASONS: frozenset[ReasonCode] = frozenset(
-    {ReasonCode.QUEUE_HELD, ReasonCode.QUOTA_EXCEEDED, ReasonCode.GANG_INCOMPLETE}
-)
+#: what YuniKorn's own evidence says of a job: a gang whose placeholders are not all allocated
+#: (``yk:placeholders``). Its ``SchedulingSkipped`` is a pod condition, read with the others
+#: (kube-scheduler's list); a closed queue is the scheduling core's QueueHeld, from this tree.
+REASONS: frozenset[ReasonCode] = frozenset({ReasonCode.GANG_INCOMPLETE})
 
 BACKEND = Backend(
     name="yunikorn",
@@ -140,4 +144,5 @@ BACKEND = Backend(
     fixtures=("tests/fixtures/live_truth/30_yunikorn.yaml", "tests/fixtures/backends/yunikorn_queues.json"),
     reasons=REASONS,
     actions="hpctop.backends.yunikorn.act",
+    labels=("yunikorn.apache.org/", "applicationId"),
 )

@@ -1,16 +1,10 @@
-"""Wire Structs and projections for scheduler CRDs: Kueue, Volcano, coscheduling (§5, §6, §7.1).
+"""Wire helpers every backend's decoders share: aggregate quantities, store kinds, owner kinds.
 
-Why: these objects reach the store through the same path as pods (raw watch-event bytes →
-``decode_event`` → ``Store.apply``), so they are decoded the same way: msgspec Structs of only
-the fields hpctop reads, strict first, then field by field (:mod:`hpctop.model.tolerant`) where
-an odd field it does not need is dropped, and a malformed field it needs (``needed``) makes the
-object skipped, counted and noted. Quota amounts are summed over many nodes, so they are bounded
-as aggregates (never negative, at most 2^60), not per node. Their
-decoder keys are ``Kind.group`` (``PodGroup.scheduling.volcano.sh``), never the bare kind: Volcano
-and scheduler-plugins both define ``PodGroup``, and Kueue's ``Workload`` shares its name with the
-native gang API. One wire model reads both Kueue v1beta1 and v1beta2 (``cohort`` vs
-``cohortName``, ``priorityClassName`` vs ``priorityClassRef``): lists marked ``omitempty`` upstream
-are optional here, missing meaning empty.
+Why neutral: quotas and queue capacities (Kueue ClusterQueues, Volcano Queues) are summed over
+many nodes, so they are bounded as aggregates (never negative, at most 2^60), not per node, the
+same way for every backend; decoder keys are ``Kind.group`` (``PodGroup.scheduling.volcano.sh``)
+wherever two groups define one kind, split back into the store's (group, kind) here; and every
+owner kind (a Job, a JobSet, a PyTorchJob, a vcjob) decodes through one shared Struct.
 """
 
 from __future__ import annotations
@@ -18,23 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hpctop.model.objects import COSCHEDULING_GROUP, VOLCANO_GROUP, PodGroup, VolcanoQueue
-from hpctop.model.projection import (
-    DecodeError,
-    conditions,
-    controller_of,
-    count,
-    workload_from_struct,
-)
+from hpctop.model.projection import workload_from_struct
 from hpctop.model.quantity import AGGREGATE_LIMITS, bounded, to_int, to_milli
 from hpctop.model.resources import GPU_RESOURCE, IGNORED_RESOURCES, Resources
-from hpctop.model.structs import ConditionS, MetaS, WireStruct, WorkloadS
+from hpctop.model.structs import WireStruct, WorkloadS
 
 Quantity = str | int | float
-
-VOLCANO_QUEUE = "Queue.scheduling.volcano.sh"
-VOLCANO_PODGROUP = "PodGroup.scheduling.volcano.sh"
-COSCHEDULING_PODGROUP = "PodGroup.scheduling.x-k8s.io"
 
 
 def split_kind(store_kind: str) -> tuple[str, str]:
@@ -82,139 +65,6 @@ def resource_map(values: dict[str, Quantity] | None) -> Resources | None:
     return Resources.from_k8s(values, aggregate=True)
 
 
-# -- Volcano ---------------------------------------------------------------------------------------
-
-HIERARCHY = "volcano.sh/hierarchy"
-
-
-class WireGuarantee(WireStruct, frozen=True):
-    needed = frozenset({"resource"})
-
-    resource: dict[str, Quantity] | None = None
-
-
-class WireVolcanoQueueSpec(WireStruct, frozen=True):
-    needed = frozenset({"capability", "deserved", "guarantee", "parent", "weight"})
-
-    weight: int | None = None
-    capability: dict[str, Quantity] | None = None
-    deserved: dict[str, Quantity] | None = None
-    guarantee: WireGuarantee | None = None
-    reclaimable: bool | None = None
-    priority: int | None = None
-    parent: str | None = None
-
-
-class WireVolcanoQueueStatus(WireStruct, frozen=True):
-    needed = frozenset({"state", "allocated"})
-
-    state: str | None = None
-    allocated: dict[str, Quantity] | None = None
-    pending: int | None = None
-    inqueue: int | None = None
-    running: int | None = None
-
-
-class WireVolcanoQueue(WireStruct, frozen=True):
-    needed = frozenset({"spec", "status"})
-
-    metadata: MetaS
-    spec: WireVolcanoQueueSpec = WireVolcanoQueueSpec()
-    status: WireVolcanoQueueStatus = WireVolcanoQueueStatus()
-
-
-def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
-    meta, spec, status = w.metadata, w.spec, w.status
-    if not meta.name:
-        raise DecodeError("Queue without metadata.name")
-    hierarchy_text = (meta.annotations or {}).get(HIERARCHY, "")
-    hierarchy = tuple(p for p in hierarchy_text.split("/") if p)
-    parent = spec.parent or None
-    if parent is None and len(hierarchy) > 1 and hierarchy[-1] == meta.name:
-        parent = hierarchy[-2]
-    return VolcanoQueue(
-        name=meta.name,
-        resource_version=meta.resourceVersion,
-        parent=parent,
-        hierarchy=hierarchy,
-        weight=spec.weight,
-        capability=resource_map(spec.capability),
-        deserved=resource_map(spec.deserved),
-        guarantee=resource_map(spec.guarantee.resource) if spec.guarantee else None,
-        state=status.state or "Open",
-        priority=spec.priority,
-        reclaimable=spec.reclaimable,
-        allocated=Resources.from_k8s(status.allocated, aggregate=True),
-        pending=status.pending or 0,
-        inqueue=status.inqueue or 0,
-        running=status.running or 0,
-    )
-
-
-# -- PodGroup (Volcano and coscheduling share the shape that matters) ---------------------------
-
-
-class WirePodGroupSpec(WireStruct, frozen=True):
-    needed = frozenset({"minMember", "minResources", "queue"})
-
-    minMember: int = 1
-    minResources: dict[str, Quantity] | None = None
-    queue: str | None = None
-    priorityClassName: str | None = None
-    scheduleTimeoutSeconds: int | None = None
-
-
-class WirePodGroupStatus(WireStruct, frozen=True):
-    needed = frozenset({"phase"})
-
-    phase: str | None = None
-    conditions: list[ConditionS] | None = None
-    running: int | None = None
-    succeeded: int | None = None
-    failed: int | None = None
-    scheduled: int | None = None
-
-
-class WirePodGroup(WireStruct, frozen=True):
-    needed = frozenset({"spec", "status"})
-
-    metadata: MetaS
-    spec: WirePodGroupSpec = WirePodGroupSpec()
-    status: WirePodGroupStatus = WirePodGroupStatus()
-
-
-def _pod_group(group: str) -> Callable[[WirePodGroup, str], PodGroup]:
-    def project(w: WirePodGroup, _api_version: str = "") -> PodGroup:
-        meta, spec, status = w.metadata, w.spec, w.status
-        if not meta.name or not meta.namespace:
-            raise DecodeError("PodGroup without metadata.name or metadata.namespace")
-        min_member = count(spec.minMember, "spec.minMember", 1)
-        queue = spec.queue
-        if group == VOLCANO_GROUP and not queue:
-            queue = "default"  # Volcano's default queue
-        return PodGroup(
-            group=group,
-            namespace=meta.namespace,
-            name=meta.name,
-            uid=meta.uid,
-            resource_version=meta.resourceVersion,
-            owner=controller_of(meta),
-            min_member=min_member,
-            min_resources=Resources.from_k8s(spec.minResources, aggregate=True),
-            queue=queue or None,
-            phase=status.phase or "Pending",
-            conditions=conditions(status.conditions),
-            priority_class=spec.priorityClassName,
-            timeout_s=spec.scheduleTimeoutSeconds,
-            running=status.running or 0,
-            succeeded=status.succeeded or 0,
-            failed=status.failed or 0,
-            scheduled=status.scheduled or 0,
-        )
-
-    return project
-
-
 # -- owner kinds -----------------------------------------------------------------------------
 
 
@@ -226,11 +76,3 @@ def workload_decoder(kind: str) -> tuple[type[WireStruct], Callable[[Any, str], 
         return workload_from_struct(w, kind, api_version)
 
     return WorkloadS, project
-
-
-#: the decoders of the PodGroup kinds (until Volcano and coscheduling have their folders)
-POD_GROUP_DECODERS: dict[str, tuple[type[WireStruct], Callable[[Any, str], Any]]] = {
-    VOLCANO_QUEUE: (WireVolcanoQueue, lambda w, _: volcano_queue_from_wire(w)),
-    VOLCANO_PODGROUP: (WirePodGroup, _pod_group(VOLCANO_GROUP)),
-    COSCHEDULING_PODGROUP: (WirePodGroup, _pod_group(COSCHEDULING_GROUP)),
-}

@@ -17,7 +17,8 @@ identity may not ``get clusterqueues/pendingworkloads``) is a note, never an err
 anything; the positions already shown are kept and marked stale by their age.
 
 A pending Workload is matched to its job by its controller owner (``metadata.ownerReferences``),
-which is how the store keys jobs: ``(namespace, owner kind, owner name)``.
+which is how the store keys jobs: ``(namespace, owner kind, owner name)``; the summary's decoding
+is Kueue's (:mod:`hpctop.backends.kueue.wire`), the polling is here.
 """
 
 from __future__ import annotations
@@ -25,80 +26,23 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 import orjson
 
+from hpctop.backends.kueue.read import VISIBILITY_GROUP, VISIBILITY_VERSIONS
+from hpctop.backends.kueue.wire import PendingPosition, PendingPositions, parse_pending
 from hpctop.model.objects import JobKey
 from hpctop.sources.kube.errors import Forbidden, KubeError, NotFound, Unauthorized
 from hpctop.sources.kube.transport import KubeClient
 
-GROUP = "visibility.kueue.x-k8s.io"
-VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
+GROUP = VISIBILITY_GROUP
+VERSIONS = VISIBILITY_VERSIONS
 POLL_INTERVAL = 10.0
 #: how long to wait before asking again when the API is not served or refused
 RETRY_INTERVAL = 300.0
 #: workloads asked for per ClusterQueue (the API's own default is 1000)
 LIMIT = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class PendingPosition:
-    """Where one pending Workload stands in Kueue's queues (positions count from 0, as Kueue's)."""
-
-    workload: str
-    cluster_queue: str
-    local_queue: str
-    in_cluster_queue: int
-    in_local_queue: int
-    priority: int
-
-
-@dataclass(frozen=True, slots=True)
-class PendingPositions:
-    """The positions of every pending Workload found at the last poll, by job."""
-
-    by_job: Mapping[JobKey, PendingPosition] = field(default_factory=lambda: MappingProxyType({}))
-    at: float | None = None  # wall-clock time of the poll that produced them
-    note: str = ""  # why positions are missing or old ("" when fine)
-
-
-def parse_pending(raw: bytes, cluster_queue: str) -> dict[JobKey, PendingPosition]:
-    """A ``PendingWorkloadsSummary`` → positions by job; items it cannot read are skipped."""
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return {}
-    items = doc.get("items") if isinstance(doc, dict) else None
-    out: dict[JobKey, PendingPosition] = {}
-    for item in items if isinstance(items, list) else ():
-        try:
-            meta = item["metadata"]
-            namespace, name = str(meta.get("namespace") or ""), str(meta["name"])
-            position = PendingPosition(
-                workload=name,
-                cluster_queue=cluster_queue,
-                local_queue=str(item.get("localQueueName") or ""),
-                in_cluster_queue=int(item.get("positionInClusterQueue", -1)),
-                in_local_queue=int(item.get("positionInLocalQueue", -1)),
-                priority=int(item.get("priority") or 0),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue
-        out[_job_of(item, namespace, name)] = position
-    return out
-
-
-def _job_of(item: Mapping[str, Any], namespace: str, name: str) -> JobKey:
-    owners = item["metadata"].get("ownerReferences") or []
-    chosen = next((o for o in owners if isinstance(o, dict) and o.get("controller")), None)
-    if chosen is None and owners and isinstance(owners[0], dict):
-        chosen = owners[0]
-    if chosen is not None and chosen.get("kind") and chosen.get("name"):
-        return (namespace, str(chosen["kind"]), str(chosen["name"]))
-    return (namespace, "Workload", name)
 
 
 def served_version(raw: bytes) -> str | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from hpctop.backends import registry as backends
 from hpctop.model.decode import DecodeError
 from hpctop.sources.kube.discovery import Discovery, discover, parse_groups
 from hpctop.sources.kube.errors import KubeError, NotFound
@@ -33,12 +34,9 @@ from hpctop.sources.kube.resources import (
 )
 from hpctop.sources.kube.transport import KubeClient
 
-#: the bare kinds the actions and the console key jobs and queues by → the registry's kind
-ALIASES: Mapping[str, str] = {
-    "Workload": "Workload.kueue.x-k8s.io",
-    "ClusterQueue": "ClusterQueue.kueue.x-k8s.io",
-    "LocalQueue": "LocalQueue.kueue.x-k8s.io",
-}
+#: the bare kinds the actions and the console key jobs and queues by → the registry's kind (each
+#: backend declares its own: ``Backend.aliases``)
+ALIASES: Mapping[str, str] = backends.ALIASES
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,10 @@ DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = registry.CORE_RESOURCES
 #: one-version resources hpctop watches when discovery lists them: each kind's versions hpctop
 #: understands, in order of preference (Kueue's, chosen for the group as a whole, excluded)
 OPTIONAL_RESOURCES: tuple[tuple[ResourceSpec, ...], ...] = tuple(
-    alternatives for b in registry.BACKENDS if b.select is None for alternatives in b.watches
+    alternatives
+    for b in registry.BACKENDS
+    if not b.builtin and b.select is None
+    for alternatives in b.watches
 )
 
 #: resources hpctop only writes, requested only where discovery lists them (core ones always)
