@@ -467,7 +467,7 @@ def gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quantit
     """A node's GPUs from GPU Feature Discovery's labels and the device plugin's allocatable counts.
 
     Public because the DRA backend describes a node's ResourceSlice GPUs in these same terms, so
-    that they count exactly as device-plugin GPUs do (:mod:`hpctop.backends.dra.accounting`).
+    that they count exactly as device-plugin GPUs do (:mod:`hpctop.backends.dra.read`).
     """
     return _gpu_inventory(labels, allocatable)
 

@@ -39,9 +39,8 @@ from types import MappingProxyType
 from typing import Any
 
 from hpctop.backends import registry
-from hpctop.backends.dra.accounting import DraIndex, DraView, with_domain
-from hpctop.backends.dra.objects import DRA_TYPES, DraObject, ResourceClaimTemplate
-from hpctop.backends.dra.wire import DRA_KINDS
+from hpctop.backends.dra.read import DraIndex, DraView, with_domain
+from hpctop.backends.dra.wire import DRA_KINDS, DRA_TYPES, DraObject, ResourceClaimTemplate
 from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS
 from hpctop.backends.yunikorn.read import APP_ID_KEYS, decode_queue_tree
 from hpctop.model.backends.evidence import JobEvidence

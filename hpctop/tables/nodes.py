@@ -37,7 +37,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hpctop.backends.dra.accounting import gpu_health
+from hpctop.backends.dra.read import gpu_health
 from hpctop.model.jobs import NODE_SERVICE_KINDS
 from hpctop.model.objects import Node
 from hpctop.model.quantity import format_bytes

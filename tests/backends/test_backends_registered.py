@@ -207,6 +207,7 @@ PREFIX = {
     "volcano": "vc",
     "coscheduling": "coscheduling",
     "yunikorn": "yk",
+    "dra": "dra",  # a NotReady ComputeDomain (hpctop.backends.dra.read.with_domain)
 }
 
 CASES = [pytest.param(b, id=b.name) for b in registry.BACKENDS]

@@ -8,35 +8,238 @@ in kubernetes-sigs/dra-driver-nvidia-gpu at 95932046683719c43b6a0dd9613c2e5aad5d
 ``v1beta2`` has the same shape for what is read here. What hpctop counts GPUs by (a slice's
 driver, pool, node and devices with their ``type``; a claim's requests, allocation and
 consumers) is ``needed``: malformed, the object is skipped, counted and noted, never half-applied.
+
+The frozen objects the projections build come first (one module with the Structs, as the
+backend-folder contract has it). Why DRA has objects of its own: DRA is not a scheduler's evidence
+about a job but an inventory of devices (ResourceSlices) and the record of who holds which
+(ResourceClaims). hpctop reads them only to count GPUs the way it counts device-plugin GPUs
+(:class:`hpctop.backends.dra.read.DraIndex`), so each object keeps what that needs: a slice's
+devices with their NVIDIA attributes (type, product, memory, MIG profile, parent GPU) and taints, a
+claim's requests, its allocation (``driver/pool/device`` per request) and the pods it is reserved
+for. Field meanings follow the upstream types (kubernetes/api ``resource/v1/types.go``) and the
+NVIDIA driver's attribute reference (kubernetes-sigs/dra-driver-nvidia-gpu
+``site/content/docs/reference/resourceslice-attributes.md``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from hpctop.backends.dra.objects import (
-    EXTENDED_CLAIM_ANNOTATION,
-    POD_CLAIM_NAME_ANNOTATION,
-    AllocatedDevice,
-    ComputeDomain,
-    ComputeDomainNode,
-    Device,
-    DeviceClass,
-    DeviceRequest,
-    DeviceTaintRule,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
 from hpctop.errors import QuantityError
 from hpctop.model.objects import Taint
 from hpctop.model.projection import DecodeError
 from hpctop.model.quantity import to_int
 from hpctop.model.structs import MetaS, WireStruct
+
+RESOURCE_GROUP = "resource.k8s.io"
+NVIDIA_RESOURCE_GROUP = "resource.nvidia.com"
+#: the NVIDIA DRA driver's name; every GPU, MIG and VFIO device is published under it
+NVIDIA_GPU_DRIVER = "gpu.nvidia.com"
+#: ``metadata.annotations`` of the claim the scheduler generates for a DRA-served extended resource
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+#: ``metadata.annotations`` of a claim generated from a pod's template: the pod's name for it
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+
+DeviceId = tuple[str, str, str]  # (driver, pool, device): a device across the cluster
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """One entry of a slice's ``spec.devices``; ``kind`` is NVIDIA's ``type`` attribute (gpu | mig | vfio)."""
+
+    name: str
+    kind: str
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    product: str | None = None
+    memory_mib: int | None = None
+    profile: str | None = None
+    #: ``taints`` of the device (KEP-5055): NoSchedule / NoExecute keep it from new claims
+    taints: tuple[Taint, ...] = ()
+    #: partitionable (KEP-4815): one of several overlapping devices drawing on shared counters
+    #: (NVIDIA's dynamic MIG advertises every possible partition this way)
+    consumes_counters: bool = False
+    #: ``nodeName`` of the device when the slice sets ``perDeviceNodeSelection``
+    node_name: str | None = None
+
+    @property
+    def physical_id(self) -> str:
+        """The physical GPU this device is or is part of (a MIG slice: its parent)."""
+        return self.parent_uuid or self.uuid or self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSlice:
+    name: str
+    resource_version: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    node_name: str | None
+    devices: tuple[Device, ...]
+    shared_counters: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (RESOURCE_GROUP, "ResourceSlice", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
+    """One ``spec.devices.requests[]`` entry: ``count`` devices of ``device_class`` (None: mode All).
+
+    ``firstAvailable`` requests keep their alternatives in order; until the claim is allocated
+    the first (the most preferred) stands for the request.
+    """
+
+    name: str
+    device_class: str
+    count: int | None = 1
+    alternatives: tuple[tuple[str, str, int | None], ...] = ()
+    #: the MIG profile the request's CEL selector names (``...].profile == '1g.5gb'``)
+    profile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedDevice:
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+    @property
+    def id(self) -> DeviceId:
+        return (self.driver, self.pool, self.device)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaim:
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    requests: tuple[DeviceRequest, ...]
+    #: ``status.allocation.devices.results`` (empty while unallocated)
+    allocated: tuple[AllocatedDevice, ...] = ()
+    allocated_node: str | None = None
+    #: ``status.reservedFor``: (resource, name, uid) of each consumer, pods above all
+    reserved_for: tuple[tuple[str, str, str], ...] = ()
+    #: generated by the scheduler for a DRA-served extended resource (``nvidia.com/gpu``)
+    extended: bool = False
+    #: the pod that owns a claim generated from a template (its controller reference), and the
+    #: pod's name for the claim (annotation ``resource.kubernetes.io/pod-claim-name``)
+    owner_pod: str | None = None
+    pod_claim_name: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (RESOURCE_GROUP, "ResourceClaim", self.namespace, self.name)
+
+    @property
+    def is_allocated(self) -> bool:
+        return bool(self.allocated)
+
+    def pod_consumers(self) -> tuple[str, ...]:
+        return tuple(name for resource, name, _ in self.reserved_for if resource == "pods")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceClaimTemplate:
+    namespace: str
+    name: str
+    resource_version: str
+    requests: tuple[DeviceRequest, ...]
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (RESOURCE_GROUP, "ResourceClaimTemplate", self.namespace, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceClass:
+    """A DeviceClass; ``device_kind``/``profile`` read from its CEL selector (NVIDIA's ``type == 'mig'``)."""
+
+    name: str
+    resource_version: str
+    driver: str | None
+    device_kind: str | None
+    profile: str | None = None
+    #: ``spec.extendedResourceName`` (KEP-5004): pods asking this resource are served by the class
+    extended_resource_name: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (RESOURCE_GROUP, "DeviceClass", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A ``DeviceTaintRule``: a taint put on the devices its selector names (None: any)."""
+
+    name: str
+    resource_version: str
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: Taint
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (RESOURCE_GROUP, "DeviceTaintRule", "", self.name)
+
+    def matches(self, driver: str, pool: str, device: str) -> bool:
+        return (
+            (self.driver is None or self.driver == driver)
+            and (self.pool is None or self.pool == pool)
+            and (self.device is None or self.device == device)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeDomainNode:
+    name: str
+    clique: str
+    index: int
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeDomain:
+    """NVIDIA's ``ComputeDomain`` (multi-node NVLink / IMEX): ``status`` Ready | NotReady."""
+
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    num_nodes: int
+    #: ``spec.channel.resourceClaimTemplate.name``: the pods that name it use this domain
+    channel_template: str | None
+    status: str
+    nodes: tuple[ComputeDomainNode, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (NVIDIA_RESOURCE_GROUP, "ComputeDomain", self.namespace, self.name)
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "Ready"
+
+    @property
+    def ready_nodes(self) -> int:
+        return sum(1 for n in self.nodes if n.status == "Ready")
+
+
+DraObject = (
+    ResourceSlice | ResourceClaim | ResourceClaimTemplate | DeviceClass | DeviceTaintRule | ComputeDomain
+)
+DRA_TYPES = (ResourceSlice, ResourceClaim, ResourceClaimTemplate, DeviceClass, DeviceTaintRule, ComputeDomain)
 
 Quantity = str | int | float
 

@@ -32,7 +32,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hpctop.backends.dra.accounting import DraView, gpu_health
+from hpctop.backends.dra.read import DraView, gpu_health
 from hpctop.model.metrics import MetricsView
 from hpctop.model.objects import Job, JobKey, PodKey
 from hpctop.model.store import Snapshot

@@ -13,7 +13,8 @@ the same objects as watch events. Expected numbers, from the upstream semantics:
   claim (counted once, from its ``nvidia.com/gpu`` request): 7 of 7;
 - ``lt-dra-mig`` publishes GPU 0 as seven ``1g.5gb`` MIG slices (their ``parentUUID``) and GPU 1
   whole: one whole GPU and seven 1g.5gb slices, as the device plugin's mixed strategy advertises
-  them; mig-pod holds one slice and no whole GPU.
+  them, on 2 physical GPUs; mig-pod holds one slice and no whole GPU, which counts (as a
+  device-plugin ``nvidia.com/mig-1g.5gb`` does, ``model/resources.py``) as 1/7 of a GPU: 0.143.
 """
 
 from __future__ import annotations
@@ -201,7 +202,9 @@ def test_dynamic_mig_partitions_are_not_inventory_until_held() -> None:
 
 @pytest.fixture(scope="module")
 def reading(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reading]:
-    yield _serve_and_read(tmp_path_factory.mktemp("dra"), [c for c in CASES if c.server == "main"])
+    yield _serve_and_read(
+        tmp_path_factory.mktemp("dra"), [c for c in CASES if c.server == "dra"], only_their_kinds=True
+    )
 
 
 def test_nodes_count_dra_gpus_and_show_their_health(reading: Reading) -> None:
@@ -213,12 +216,16 @@ def test_nodes_count_dra_gpus_and_show_their_health(reading: Reading) -> None:
     assert (a100["gpus_alloc"], a100["gpus_total"], a100["state"]) == (7, 7, "alloc")
     assert a100["gpu_model"] == "NVIDIA-A100-SXM4-80GB" and a100["gpu_memory_mib"] == 81920
     assert a100["gpu_health"] == ["gpu-7 tainted dra.example.com/unhealthy=ecc:NoSchedule", "gpu-5 Unhealthy"]
-    assert mig["gpus_alloc"] == 0  # a MIG slice is not a whole GPU (what it counts as: the twin test)
+    # GPU 0 as seven 1g.5gb slices and GPU 1 whole: 2 physical GPUs (GFD's gpu.count under the mixed
+    # strategy), and the held slice is 1 of GPU 0's 7 compute slices, as a device-plugin slice counts
+    assert (mig["gpus_total"], mig["gpus_alloc"], mig["state"]) == (2, 0.143, "mix")
     assert mig["mig"] == {"1g.5gb": {"total": 7, "allocated": 1, "free": 6}}
     # MIG through the extended-resource mapping: the pod's nvidia.com/mig-1g.12gb, counted once
     gh200 = rows["lt-dra-gh200"]
     assert gh200["mig"] == {"1g.12gb": {"total": 14, "allocated": 1, "free": 13}}
     assert gh200["gpu_model"] == "NVIDIA-GH200-96GB-HBM3"
+    assert (gh200["gpus_total"], gh200["gpus_alloc"]) == (2, 0.143)  # two GH200s, 1/7 of one held
+    assert "0.14/2, MIG 1g.5gb:1/7" in render_table([mig], NODE_COLUMNS)
     text = render_table([a100], NODE_COLUMNS)
     assert "7/7" in text and "gpu-7 tainted" in text
 
@@ -231,10 +238,12 @@ def test_gpus_group_dra_gpus_by_model(reading: Reading) -> None:
     assert (a100["total"], a100["allocated"], a100["free"]) == (7, 7, 0)
     pcie = groups["NVIDIA-A100-PCIE-40GB"]
     assert pcie["mig"] == {"1g.5gb": {"total": 7, "allocated": 1, "free": 6}}
+    # partitions count physical GPUs: the slice is 1/7 of one, the rest of the two GPUs is free
+    assert (pcie["total"], pcie["allocated"], pcie["free"]) == (2, 0.143, 1.857)
 
 
 def test_queues_count_the_gpus_dra_jobs_hold() -> None:
-    """The DRA cases alone, scheduled as ``hpctop queues`` schedules a cluster: 7 GPUs used, once."""
+    """The DRA cases alone, scheduled as ``hpctop queues`` schedules a cluster: each GPU used once."""
     from hpctop.model.backends.queues import policy_from_snapshot
     from hpctop.model.policy import Policy
     from hpctop.scheduling.core import schedule
@@ -243,7 +252,8 @@ def test_queues_count_the_gpus_dra_jobs_hold() -> None:
     snap = store_of(objects()).snapshot()
     result = schedule(snap, policy_from_snapshot(snap, Policy()), 1767225600.0)
     used = {q["path"]: q["used_gpus"] for q in queue_rows(result)}
-    assert used["root.default"] == 7  # pod1, pod2, gpu-pod (4), gpu-full-pod (1, not 2)
+    # pod1, pod2, gpu-pod (4), gpu-full-pod (1, not 2), and two 1g MIG slices at 1/7 of a GPU each
+    assert used["root.default"] == 7.286
     pending = {q["path"]: q["pending_gpus"] for q in queue_rows(result)}
     assert pending["root.default"] == 6  # the 2-GPU claim and the MPIJob's 2 x 2 workers
 
