@@ -211,4 +211,4 @@ if __name__ == "__main__":
     import sys
 
     args = [int(a) for a in sys.argv[1:3]] or [200_000, 10_000]
-    print(run(*args, compare_fake=2000).line())
+    print(run(args[0], args[1], compare_fake=2000).line())

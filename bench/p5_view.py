@@ -158,7 +158,7 @@ async def _frames(jobs: int, nodes: int, seconds: float, min_frames: int) -> tup
         if recording:
             frames.append(time.perf_counter() - start)
 
-    app.publish = timed_publish  # type: ignore[method-assign]
+    app.publish = timed_publish  # type: ignore[method-assign, assignment]
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         await asyncio.sleep(0.3)  # the first layout and full-screen render happen before events

@@ -15,7 +15,7 @@ exit status (2 for usage, config and scenario errors); argparse's own errors are
 :class:`~hpctop.errors.UsageError` so they follow the same rule. The console is imported only
 when it is started, so the tables never load Textual.
 
-Why one long module (over 800 lines): it is the whole command line, the parser and every
+Why one module of this size: it is the whole command line, the parser and every
 subcommand's handler, which share the helpers for sources, filters, output and errors; the
 Slurm handlers (``--slurm-url``/``--slurm-service``: ``_slurm_*``) are thin and call
 :mod:`hpctop.tables.slurm` and :mod:`hpctop.sources.slurm`. Splitting it means moving those shared
@@ -161,6 +161,12 @@ def _source_options() -> _Parser:
         default=quiet,
         help="how the simulated cluster hands out GPUs: the device plugin's nvidia.com/gpu (default) "
         "or DRA ResourceSlices and ResourceClaims",
+    )
+    opts.add_argument(
+        "--scheduler",
+        choices=("hpctop", "kai"),
+        default=quiet,
+        help="demo: also write this scheduler's objects (kai: KAI-Scheduler Queues, PodGroups, GPU shares)",
     )
     opts.add_argument(
         "--at",
@@ -511,7 +517,11 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
-        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only, **gpu_api)
+        style = getattr(args, "scheduler", "hpctop")
+        styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
+        session = module.demo_session(
+            seed=settings.seed, at=at, read_only=settings.read_only, **styled, **gpu_api
+        )
     session.speed = settings.speed
     return session
 

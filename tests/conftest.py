@@ -1,4 +1,5 @@
-"""Test-wide set-up: the answer cache of ``hpctop jobs --demo`` goes to a temporary directory.
+"""Test-wide set-up: the answer cache of ``hpctop jobs --demo`` goes to a temporary directory;
+``private_env`` keeps a test's settings from the developer's shell and home.
 
 The CLI keeps answers of the simulated cluster in the user's cache directory
 (:mod:`hpctop.tables.cache`); no test may read or fill the real one. ``XDG_CACHE_HOME`` is set
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +28,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     for directory in _made:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def private_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No HPCTOP_* from the developer's shell, and a private XDG config home."""
+    for name in list(os.environ):
+        if name.startswith("HPCTOP_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))

@@ -20,14 +20,8 @@ from hpctop.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No HPCTOP_* from the developer's shell, and a private XDG home."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("HPCTOP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+def clean_env(private_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HPCTOP_* from the developer's shell, a private XDG home, and a user of its own."""
     monkeypatch.setenv("USER", "carol")
 
 

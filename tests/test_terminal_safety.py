@@ -26,7 +26,7 @@ import pytest
 from rich.cells import cell_len
 from rich.segment import Segment
 
-from hpctop.model.objects import Reason
+from hpctop.model.objects import JobKey, Reason
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.tui.app import make_app
 from hpctop.tui.sanitize import CELL_CAP, fit_cells
@@ -247,7 +247,7 @@ def test_fit_cells_is_exact_in_cells() -> None:
                     assert fitted.rstrip().endswith("…")
 
 
-def _plant(session: SampleSession) -> tuple[object, object]:
+def _plant(session: SampleSession) -> tuple[JobKey, JobKey]:
     pending = next(k for k, j in session.jobs.items() if j.state == JobState.PENDING)
     running = next(k for k, j in session.jobs.items() if j.state == JobState.RUNNING)
     huge = (WIDE + COMBINING + RTL) * (MB // len(WIDE + COMBINING + RTL))

@@ -1,10 +1,11 @@
 """The live cluster's actuator: the actions engine with every backend's plans.
 
 Why this module: the engine (:mod:`hpctop.actions.engine`) knows how to preview, send, answer and
-settle a request and nothing about a backend; the plans (:mod:`hpctop.actions.plans`) know each
-backend's requests and nothing about HTTP. :class:`KubeActions` puts the two together, and is what
-the rest of hpctop imports (the console's session, the tests). What each action sends, per owner
-kind, is in ``docs/actions.md``; the module docstrings of the plans say why.
+settle a request and nothing about a backend; the plans (each backend's ``act.py``, gathered in
+:mod:`hpctop.actions.book`) know each backend's requests and nothing about HTTP.
+:class:`KubeActions` puts the two together, and is what the rest of hpctop imports (the console's
+session, the tests). What each action sends, per owner kind, is in ``docs/actions.md``; the
+module docstrings of the plans say why.
 
 Sync and async: the :class:`~hpctop.actions.requests.Actuator` protocol is synchronous;
 :class:`KubeActions` is the async core and :class:`~hpctop.actions.actuator.KubeActuator` its

@@ -29,6 +29,7 @@ from hpctop.backends.contract import (
 from hpctop.backends.coscheduling.read import BACKEND as COSCHEDULING
 from hpctop.backends.dra.read import BACKEND as DRA
 from hpctop.backends.jobset.read import BACKEND as JOBSET
+from hpctop.backends.kai.read import BACKEND as KAI
 from hpctop.backends.kube_scheduler.read import BACKEND as KUBE_SCHEDULER
 from hpctop.backends.kubeflow.read import BACKEND as KUBEFLOW
 from hpctop.backends.kueue.read import BACKEND as KUEUE
@@ -47,6 +48,7 @@ from hpctop.model.states import JobState
 BACKENDS: tuple[Backend, ...] = (
     KUBE_SCHEDULER,
     KUEUE,
+    KAI,  # before Volcano: a KAI PodGroup is placed in KAI's queues, not looked up as a Volcano one
     VOLCANO,
     COSCHEDULING,
     JOBSET,

@@ -114,14 +114,18 @@ def _fit(kind: str, decoders: _Decoders, parsed: Any) -> Any:
         ) from None
 
 
-def _object_tolerantly(kind: str, decoders: _Decoders, raw: bytes) -> Any:
+def _parse_tolerantly(kind: str, raw: bytes) -> Any:
+    """``raw`` parsed by the tolerant reader, or a DecodeError located as well as the bytes allow."""
     try:
-        parsed = tolerant.parse(raw)
+        return tolerant.parse(raw)
     except tolerant.MalformedField as exc:
         raise DecodeError(
             exc.problem, field=exc.field, kind=kind, identity=tolerant.guess_identity(raw)
         ) from None
-    return _fit(kind, decoders, parsed)
+
+
+def _object_tolerantly(kind: str, decoders: _Decoders, raw: bytes) -> Any:
+    return _fit(kind, decoders, _parse_tolerantly(kind, raw))
 
 
 def decode_object(kind: str, raw: bytes, api_version: str = "") -> Any:
@@ -161,12 +165,7 @@ _EVENT_TYPES: dict[str, EventType] = {t.value: t for t in EventType}
 
 def _event_tolerantly(kind: str, decoders: _Decoders, raw: bytes) -> tuple[str, Any]:
     """(type, object Struct) of an event the strict decode refused."""
-    try:
-        parsed = tolerant.parse(raw)
-    except tolerant.MalformedField as exc:
-        raise DecodeError(
-            exc.problem, field=exc.field, kind=kind, identity=tolerant.guess_identity(raw)
-        ) from None
+    parsed = _parse_tolerantly(kind, raw)
     if type(parsed) is not dict or type(parsed.get("type")) is not str:
         raise DecodeError("not a watch event (no type)", kind=kind)
     if "object" not in parsed:

@@ -30,6 +30,7 @@ from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS, VOLCANO_PHASES, VOL
 from hpctop.backends.yunikorn.read import APP_ID_KEYS, POLICY_PARAMETERS, TASK_GROUPS
 from hpctop.model.backends.evidence import JobEvidence, by_precedence
 from hpctop.model.decode import VOLCANO_JOB_KIND
+from hpctop.model.fractions import KAI_RESERVATION_NAMESPACE, RESERVATION_KIND, reservation_job_key
 from hpctop.model.objects import (
     VOLCANO_BATCH_GROUP,
     Gang,
@@ -48,7 +49,8 @@ SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
 #: owners that group other owners' pods: a Workload they control is a part, not a job row
 GROUPING_KINDS = frozenset({"JobSet", "LeaderWorkerSet", "TrainJob"})
 VOLCANO_PODGROUP_KIND = VOLCANO_PODGROUP
-QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue")
+#: (KAI-Scheduler's ``kai.scheduler/queue`` last: its PodGroup's queue is read first, as evidence)
+QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue", "kai.scheduler/queue")
 #: partitions of hpctop's own model a job may name (SUNK's is one; Slinky's is Slurm's:
 #: :mod:`hpctop.backends.slinky.read`)
 PARTITION_KEYS = ("hpctop.io/partition", SUNK_PARTITION)
@@ -84,6 +86,10 @@ def job_key_for_pod(pod: Pod) -> JobKey:
             if lws:
                 return (pod.namespace, "LeaderWorkerSet", lws)
         return job_key_for_owner(pod.namespace, owner)
+    if pod.namespace == KAI_RESERVATION_NAMESPACE:
+        reservation = reservation_job_key(pod.namespace, pod.labels)
+        if reservation is not None:
+            return reservation
     for key in APP_ID_KEYS:
         app = pod.labels.get(key) or (pod.annotations.get(key) if key.startswith("yunikorn") else None)
         if app:
@@ -255,7 +261,7 @@ def derive_job(
     ``None`` when there are neither pods nor an owner, and for an owner that is only a part of a
     bigger job (a JobSet's child Job) while it has no pods of its own.
     """
-    if key[1] in NODE_SERVICE_KINDS:
+    if key[1] in NODE_SERVICE_KINDS or key[1] == RESERVATION_KIND:
         return None
     all_pods = sorted(pods, key=_BY_NAME)
     if is_capacity_reservation(workload, all_pods):

@@ -657,5 +657,37 @@ class QueueInfo:
         return self.state == "Open"
 
 
-BackendObject = KueueWorkload | ClusterQueue | LocalQueue | Cohort | ResourceFlavor | VolcanoQueue | PodGroup
-BACKEND_TYPES = (KueueWorkload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, VolcanoQueue, PodGroup)
+class FolderBackendObject:
+    """Base of the backend objects a backend folder defines itself (``hpctop/backends/<name>/``).
+
+    Why: the model cannot import a backend's module (that module imports the model), yet the
+    store keeps every backend object in one map; a subclass only needs a ``key``.
+    """
+
+    __slots__ = ()
+
+    @property
+    def key(self) -> ObjectKey:
+        raise NotImplementedError
+
+
+BackendObject = (
+    KueueWorkload
+    | ClusterQueue
+    | LocalQueue
+    | Cohort
+    | ResourceFlavor
+    | VolcanoQueue
+    | PodGroup
+    | FolderBackendObject
+)
+BACKEND_TYPES = (
+    KueueWorkload,
+    ClusterQueue,
+    LocalQueue,
+    Cohort,
+    ResourceFlavor,
+    VolcanoQueue,
+    PodGroup,
+    FolderBackendObject,
+)

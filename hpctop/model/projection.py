@@ -23,7 +23,7 @@ import re
 from functools import lru_cache
 
 from hpctop.errors import HpctopError, QuantityError
-from hpctop.model import structs
+from hpctop.model import fractions, structs
 from hpctop.model.objects import (
     Condition,
     GpuInventory,
@@ -62,6 +62,9 @@ KEPT_ANNOTATION_PREFIXES = (
     "batch.kubernetes.io/",
     "leaderworkerset.sigs.k8s.io/",
     "jobset.sigs.k8s.io/",
+    # KAI-Scheduler: fractional GPUs (hpctop.model.fractions) and the pod's PodGroup
+    *fractions.ANNOTATION_KEYS,
+    "pod-group-name",
 )
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -260,7 +263,16 @@ def _requests(spec: structs.PodSpecS, annotations: dict[str, str]) -> Resources:
     inits = spec.initContainers
     overhead = spec.overhead
     milli = annotations.get(ALIBABA_MILLI)
-    if len(containers) == 1 and not inits and not overhead and milli is None:
+    share = fractions.annotated_gpu_milli(annotations)
+    shared_memory = fractions.annotated_gpu_memory(annotations)
+    if (
+        len(containers) == 1
+        and not inits
+        and not overhead
+        and milli is None
+        and share is None
+        and shared_memory is None
+    ):
         return _one_request(containers[0])  # the common pod: a shared, cached vector
     total = ZERO
     for container in containers:
@@ -281,6 +293,12 @@ def _requests(spec: structs.PodSpecS, annotations: dict[str, str]) -> Resources:
             bounded(ALIBABA_MILLI, to_int(milli) * gpus, LIMITS["gpu"]),
             total.extended,
         )
+    if share is not None:
+        # a KAI fractional pod asks no nvidia.com/gpu (KAI refuses both): its share is its GPUs
+        total = Resources(total.cpu, total.memory, share, total.extended)
+    elif shared_memory is not None:
+        extended = tuple(sorted((*total.extended, (fractions.KAI_GPU_MEMORY, shared_memory))))
+        total = Resources(total.cpu, total.memory, total.gpu, extended)
     if total.gpu > LIMITS["gpu"][0]:
         bounded(GPU_RESOURCE, total.gpu, LIMITS["gpu"])
     return total
@@ -332,6 +350,13 @@ def _gpu_indices(index: str | None) -> tuple[int, ...]:
 # -- Pod ------------------------------------------------------------------------------------------------
 
 
+def _shares_counted(requests: Resources, namespace: str, labels: dict[str, str] | None) -> Resources:
+    """A KAI reservation pod's whole GPU is the one its group's shares split: counted once, by them."""
+    if requests.gpu and labels and fractions.is_kai_reservation(namespace, labels):
+        return Resources(requests.cpu, requests.memory, 0, requests.extended)
+    return requests
+
+
 def pod_from_struct(w: structs.PodS) -> Pod:
     """Project a decoded pod into a :class:`Pod`."""
     meta = w.metadata
@@ -377,7 +402,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         spec.nodeName or None,
         spec.schedulerName,
         status.phase,
-        container_requests(spec, annotations),
+        _shares_counted(container_requests(spec, annotations), namespace, labels),
         _gpu_indices(annotations.get(ALIBABA_INDEX)),
         _shared_models(annotations.get(ALIBABA_MODEL), selector.get(GPU_PRODUCT_LABEL) if selector else None),
         _shared_selector(tuple(selector.items())) if selector else (),

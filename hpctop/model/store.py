@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
@@ -43,6 +43,7 @@ from hpctop.backends.dra.read import DraIndex, DraView, with_domain
 from hpctop.backends.dra.wire import DRA_KINDS, DRA_TYPES, DraObject, ResourceClaimTemplate
 from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS
 from hpctop.backends.yunikorn.read import APP_ID_KEYS, decode_queue_tree
+from hpctop.model import fractions
 from hpctop.model.backends.evidence import JobEvidence
 from hpctop.model.backends.queues import QueueIndex
 from hpctop.model.decode import DecodeError, decode_event
@@ -120,6 +121,8 @@ class Store:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self.nodes: dict[str, Node] = {}
+        #: node → bound KAI gpu-memory pods waiting for that node's GPU memory (see _memory_share)
+        self._memory_share_waits: dict[str, set[PodKey]] = {}
         self.pods: dict[PodKey, Pod] = {}
         self.workloads: dict[JobKey, Workload] = {}
         self.priority_classes: dict[str, PriorityClass] = {}
@@ -215,6 +218,9 @@ class Store:
                     self.dra.forget_node(obj.name)
             else:
                 self.nodes[obj.name] = obj if self.dra is None else self.dra.node(obj)
+                for waiting in list(self._memory_share_waits.pop(obj.name, ())):
+                    if waiting in self.pods:
+                        self._apply_pod(self.pods[waiting], False)
             self._stale.add("nodes")
         elif isinstance(obj, Workload):
             if obj.template_claims:
@@ -253,7 +259,26 @@ class Store:
         if new is not None:
             self.pods_by_node[new] = self.pods_by_node.get(new, _EMPTY) | {key}
 
+    def _memory_share(self, pod: Pod) -> Pod:
+        """A bound KAI ``gpu-memory`` pod with its share of its node's GPU (hpctop.model.fractions)."""
+        node = self.nodes.get(pod.node_name or "")
+        resolved = fractions.with_memory_share(pod.requests, node.gpu.memory_mib if node else None)
+        waiting = self._memory_share_waits.setdefault(pod.node_name or "", set())
+        if resolved is None:
+            waiting.add(pod.key)  # resolved when the node (or its GPU memory label) arrives
+            return pod
+        waiting.discard(pod.key)
+        return replace(pod, requests=resolved)
+
     def _apply_pod(self, pod: Pod, deleted: bool) -> None:
+        extended = pod.requests.extended  # () for nearly every pod: one check on the hot path
+        if (
+            extended
+            and not deleted
+            and pod.node_name is not None
+            and pod.requests.get(fractions.KAI_GPU_MEMORY)
+        ):
+            pod = self._memory_share(pod)
         key = pod.key
         old = self.pods.get(key)
         self._stale.add("pods")
@@ -536,6 +561,10 @@ class Store:
                     if name:
                         okey = (VOLCANO_GROUP, "PodGroup", sample.namespace, name)
                         break
+                # KAI-Scheduler's pod grouper annotates every pod with its PodGroup's name
+                name = sample.annotations.get("pod-group-name")
+                if okey is None and name:
+                    okey = ("scheduling.run.ai", "PodGroup", sample.namespace, name)
             if okey is not None and okey in self.objects:
                 self._job_of_group[okey] = key
                 self._group_of_job[key] = okey

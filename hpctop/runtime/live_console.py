@@ -64,6 +64,12 @@ tree (polled only once YuniKorn is seen, or at ``yunikorn_url``), Kueue's own pe
 (:meth:`LiveConsoleSession.job_events`). Each is a task of its own that never
 raises out: a failure is a note appended to :attr:`LiveConsoleSession.connection`, never a stop,
 and the console only ever reads references they swap (no call from the UI thread waits on them).
+
+Why one module of this size: most of it is this docstring, the rules above, and
+:class:`LiveConsoleSession` is one object the console reads whose parts (the view and its
+coalescing, the core's last inputs, the reflector statuses, the extras' published references) are
+guarded by those rules together; the log follower (:class:`LiveLog`) and the extras' polling are
+the parts that could move out: the first split to make when this module grows.
 """
 
 from __future__ import annotations

@@ -355,8 +355,9 @@ def session_for(
     speed: float = DEMO_SPEED,
     scheduler: ScheduleFn | None = None,
     gpu_api: str = "device-plugin",
+    scheduler_style: str = "hpctop",
 ) -> Session:
-    cluster = SimulatedCluster(scenario, seed=seed, gpu_api=gpu_api)
+    cluster = SimulatedCluster(scenario, seed=seed, gpu_api=gpu_api, scheduler_style=scheduler_style)
     if gpu_api != "device-plugin":
         source_name = f"{source_name}+{gpu_api}"  # the header says which GPU API the cluster plays
     session = Session(
@@ -373,18 +374,25 @@ def demo_session(
     read_only: bool = False,
     scheduler: ScheduleFn | None = None,
     gpu_api: str = "device-plugin",
+    scheduler_style: str = "hpctop",
 ) -> Session:
-    """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in."""
+    """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in.
+
+    ``scheduler_style`` ``kai``: the cluster also writes KAI-Scheduler's objects (Queues,
+    PodGroups, fractional GPUs, reservation pods; hpctop.sources.simulator.kai).
+    """
     from hpctop.sources.simulator.trace import openb_scenario
 
+    source = "demo" if scheduler_style == "hpctop" else f"demo:{scheduler_style}"
     return session_for(
         openb_scenario(seed),
-        "demo",
+        source,
         seed=seed,
         at=at,
         read_only=read_only,
         scheduler=scheduler,
         gpu_api=gpu_api,
+        scheduler_style=scheduler_style,
     )
 
 

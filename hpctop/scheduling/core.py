@@ -16,6 +16,12 @@ only shrink during a cycle). At 10k nodes x 50k pending pods (PERFORMANCE.md P6)
 also go through a free-capacity index (``placement.WholeIndex``: only nodes with the member's
 whole GPUs free), and the cyclic GC is paused for the cycle; docs/scheduler.md says what a
 cycle and an event cost.
+
+Why one module of this size: one cycle is one object (``_Cycle``) whose passes (queue order,
+placement, reservations, backfill, the explanations of what did not start) share the per-cycle
+indices and caches described above; split across modules they would be passed around as a dozen
+arguments or kept by a second class over the same fields. What stands alone already lives beside
+it (``backfill``, ``placement``, ``partitions``, ``memo``, ``explain``, ``inputs``).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ BLOCKERS = frozenset(
     }
 )
 #: binders that are the queueing layer too (their queues decide the order)
-QUEUEING_BINDERS = {"yunikorn": "yunikorn", "volcano": "volcano"}
+QUEUEING_BINDERS = {"yunikorn": "yunikorn", "volcano": "volcano", "kai-scheduler": "kai"}
 #: owners whose ordering the core does not reproduce, with what the view says about it
 ORDERING_NOTES = {
     "kueue": "Kueue orders each ClusterQueue (FIFO within priority, with cohort borrowing and "
@@ -65,6 +65,9 @@ ORDERING_NOTES = {
     "volcano": "Volcano orders jobs by its queues and plugins; position and ETA here are hpctop's estimate",
     "yunikorn": "YuniKorn sorts applications within each queue; position and ETA here are hpctop's estimate",
     "coscheduling": "the coscheduling plugin orders gangs by priority and age; ETA here is hpctop's estimate",
+    "kai": "KAI-Scheduler orders jobs by queue priority, fair share (over-quota weight) and job priority, "
+    "and publishes no order (only through its reflectjoborder plugin); position and ETA here are "
+    "hpctop's estimate",
 }
 
 

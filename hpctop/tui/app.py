@@ -11,8 +11,7 @@ Read-only is decided once, at start (:meth:`HpctopApp.check_action` hides every 
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult, SystemCommand
@@ -26,7 +25,6 @@ from textual.widgets import Footer, Static
 from hpctop.actions.requests import (
     ActionKind,
 )
-from hpctop.runtime.protocols import SessionLike
 from hpctop.tui.base import survives
 from hpctop.tui.commands import HpctopCommands
 from hpctop.tui.detail_feed import DetailFeed
@@ -37,7 +35,7 @@ from hpctop.tui.palette import PaletteTargets
 from hpctop.tui.rows import Filters
 from hpctop.tui.screens.confirm import PromptScreen
 from hpctop.tui.screens.help import HelpScreen
-from hpctop.tui.themes import DEFAULT_THEME, DEFAULT_VARIABLES
+from hpctop.tui.themes import DEFAULT_VARIABLES
 from hpctop.tui.widgets.charts import ChartsPane
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
@@ -277,32 +275,6 @@ def _filters_dict(f: Filters) -> dict[str, Any]:
     return {"text": f.text, "state": f.state, "queue": f.queue, "partition": f.partition, "user": f.user}
 
 
-def make_app(
-    session: SessionLike,
-    *,
-    theme: str = DEFAULT_THEME,
-    read_only: bool = False,
-    keymap: Mapping[str, str] | None = None,
-    tick_interval: float = 0.5,
-    clock: Callable[[], float] = time.monotonic,
-    user: str | None = None,
-    stale_after: float = 30.0,
-    show_charts: bool = True,
-) -> HpctopApp:
-    """The console for ``session``.
-
-    ``keymap`` remaps bindings by name (``{"cancel": "x"}``; names in ``hpctop.tui.keymap.KEYMAP``);
-    ``tick_interval`` is real seconds between steps (0: never step on its own, for tests); ``clock``
-    is the real-time source for tick deltas (freeze it in tests).
-    """
-    return HpctopApp(
-        session,
-        theme=theme,
-        read_only=read_only,
-        keymap=keymap,
-        tick_interval=tick_interval,
-        clock=clock,
-        user=user,
-        stale_after=stale_after,
-        show_charts=show_charts,
-    )
+#: The console for ``session``: ``make_app(session, tick_interval=0, read_only=True, ...)``. Its
+#: options are the app's own (``ConsoleBase.__init__``), declared there once.
+make_app = HpctopApp

@@ -91,6 +91,12 @@ class ConsoleBase(App[None]):
         stale_after: float = 30.0,
         show_charts: bool = True,
     ) -> None:
+        """The console for ``session``.
+
+        ``keymap`` remaps bindings by name (``{"cancel": "x"}``; names in ``hpctop.tui.keymap.KEYMAP``);
+        ``tick_interval`` is real seconds between steps (0: never step on its own, for tests); ``clock``
+        is the real-time source for tick deltas (freeze it in tests).
+        """
         super().__init__()
         self.session = session
         # decided once, here: no key, command or screen turns writes on (RELIABILITY.md R3)

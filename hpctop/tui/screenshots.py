@@ -40,12 +40,19 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
 DRA_SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
     ("dra-gpus", "hpctop-dark", ("1", "z", "right"), SIZE),
 )
+#: the same demo written as KAI-Scheduler writes it (``make demo ARGS='--scheduler kai'``): KAI's
+#: queue tree, fractional GPUs, and a job KAI refuses over its queue's limit, in the detail
+STYLED_SHOTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[int, int]], ...] = (
+    ("kai", "kai", "hpctop-dark", ("home",), SIZE),
+    # pending jobs, the 4th in the order: a job KAI refuses with OverLimit (the same seed every time)
+    ("kai-over-limit", "kai", "hpctop-dark", ("f", "down", "down", "down", "enter"), SIZE),
+)
 
 
-def _session(gpu_api: str = "device-plugin") -> SessionLike:
+def _session(style: str = "hpctop", gpu_api: str = "device-plugin") -> SessionLike:
     from hpctop.runtime.session import demo_session
 
-    session: SessionLike = demo_session(seed=1, gpu_api=gpu_api)
+    session: SessionLike = demo_session(seed=1, scheduler_style=style, gpu_api=gpu_api)
     return session
 
 
@@ -55,9 +62,10 @@ async def _shoot(
     keys: Sequence[str],
     size: tuple[int, int],
     out: Path,
+    style: str = "hpctop",
     gpu_api: str = "device-plugin",
 ) -> Path:
-    session = _session(gpu_api)
+    session = _session(style, gpu_api)
     app: HpctopApp = make_app(session, theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
     async with app.run_test(size=size) as pilot:
         for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
@@ -92,9 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args[0] if args else "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     missing_png = False
-    shots = [(*shot, "device-plugin") for shot in SHOTS] + [(*shot, "dra") for shot in DRA_SHOTS]
-    for name, theme, keys, size, gpu_api in shots:
-        svg = asyncio.run(_shoot(name, theme, keys, size, out, gpu_api))
+    only = set(args[1:])  # optional: the names of the shots to take
+    shots = [(name, "hpctop", theme, keys, size, "device-plugin") for name, theme, keys, size in SHOTS]
+    shots += [(*shot, "device-plugin") for shot in STYLED_SHOTS]
+    shots += [(name, "hpctop", theme, keys, size, "dra") for name, theme, keys, size in DRA_SHOTS]
+    for name, style, theme, keys, size, gpu_api in shots:
+        if only and name not in only:
+            continue
+        svg = asyncio.run(_shoot(name, theme, keys, size, out, style, gpu_api))
         png = _png(svg)
         missing_png |= png is None
         print(f"{svg}" + (f"  {png}" if png else ""))

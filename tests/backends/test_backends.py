@@ -192,7 +192,7 @@ def test_kueue_workload_pending_on_quota_while_its_cohort_borrows(workload_first
     assert job.observed_reason is not None
     assert job.observed_reason.code == ReasonCode.QUOTA_EXCEEDED
     assert job.observed_reason.source == "kueue:Workload.QuotaReserved"
-    assert "insufficient quota for nvidia.com/gpu in flavor h100-sxm" in job.observed_reason.message
+    assert "insufficient unused quota for nvidia.com/gpu in flavor h100-sxm" in job.observed_reason.message
     assert job.queue == "root.research.research-h100"
     assert job.min_members == 4 and job.members == 4
     assert job.backends == ("kueue",)

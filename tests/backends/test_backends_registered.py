@@ -5,7 +5,8 @@ of hpctop is checked here, for each one the registry lists, instead of by review
 
 - its folder holds only ``__init__.py``, ``read.py``, ``wire.py`` and ``act.py``, every folder
   with a ``read.py`` is registered, and no backend's module imports another backend's folder;
-- it has fixtures, from upstream (the live-truth corpus records repository, file and commit), and
+- it has fixtures, from upstream (the live-truth corpus records repository, file and commit in its
+  ``upstream`` key, a JSON fixture in its sibling ``<stem>.source.yaml``), and
   they hold objects of the kinds it watches (or, for a backend without kinds of its own, the
   labels and annotations it reads);
 - every reason code it declares is produced, with its own source prefix, by a case of the
@@ -19,6 +20,7 @@ from __future__ import annotations
 import copy
 import importlib
 import importlib.util
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +29,7 @@ from typing import Any
 import grimp
 import orjson
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from hpctop.backends import registry
 from hpctop.backends.contract import Backend, ResourceSpec
@@ -41,6 +43,7 @@ from hpctop.model.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 BACKENDS_DIR = ROOT / "hpctop" / "backends"
 LIVE_TRUTH = ROOT / "tests" / "fixtures" / "live_truth"
+JSON_FIXTURES = ROOT / "tests" / "fixtures" / "backends"
 FOLDER_FILES = {"__init__.py", "read.py", "wire.py", "act.py"}
 
 
@@ -195,8 +198,59 @@ def _supplementary() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
     )
 
 
+def _kai_reasons() -> Iterator[tuple[str, ReasonCode, list[Reason] | None]]:
+    """KAI PodGroups with the fit errors its scheduler writes (kai-scheduler/KAI-Scheduler)."""
+    kai = registry.backend("kai")
+    assert kai.job_reasons is not None
+
+    def group(reason: str, message: str, min_member: int = 1) -> Any:
+        condition = {
+            "type": "UnschedulableOnNodePool",
+            "nodePool": "default",
+            "reason": "Unschedulable",
+            "message": message,
+            "status": "True",
+            "reasons": [{"reason": reason, "message": message}],
+        }
+        raw = {
+            "metadata": {"name": "pg-train-1", "namespace": "team-a"},
+            "spec": {"minMember": min_member, "queue": "team-a"},
+            "status": {"schedulingConditions": [condition]},
+        }
+        return decode_object("PodGroup.scheduling.run.ai", orjson.dumps(raw), "scheduling.run.ai/v2alpha2")
+
+    # pkg/scheduler/actions/utils/input_jobs.go recordPreemptionDelayFitError
+    delayed = group(
+        "PreemptionDelayNotElapsed",
+        "Workload is within its preemption delay window (5m0s) and may not trigger evictions before "
+        "2026-01-01T00:05:00Z",
+    )
+    yield "kai", ReasonCode.BACKOFF, kai.job_reasons(JobEvidence(pod_group=delayed), JobState.PENDING, 1)
+    # pkg/scheduler/actions/common/allocate.go: PodSchedulingErrors
+    no_fit = group(
+        "PodSchedulingErrors",
+        "Resources were not found for pod team-a/train-1-0 due to: "
+        "node(s) didn't have enough resources: GPUs",
+    )
+    yield "kai", ReasonCode.RESOURCES, kai.job_reasons(JobEvidence(pod_group=no_fit), JobState.PENDING, 1)
+    # pkg/scheduler/api/common_info/job_errors.go DefaultPodgroupError (the status updater's default)
+    generic = group("Unable to schedule podgroup", "Unable to schedule podgroup")
+    yield (
+        "kai",
+        ReasonCode.UNSCHEDULABLE,
+        kai.job_reasons(JobEvidence(pod_group=generic), JobState.PENDING, 1),
+    )
+    # minMember 3 with one pod made so far
+    partial = group("PodSchedulingErrors", "Resources were found for 1 pods while 3 are required", 3)
+    yield (
+        "kai",
+        ReasonCode.GANG_INCOMPLETE,
+        kai.job_reasons(JobEvidence(pod_group=partial), JobState.PENDING, 1),
+    )
+
+
 SUPPLEMENTARY: dict[str, set[ReasonCode]] = defaultdict(set)
-for _name, _code, _reasons in _supplementary():
+for _name, _code, _reasons in (*_supplementary(), *_kai_reasons()):
     assert _code in {r.code for r in _reasons or ()}, f"{_name}: the object meant to produce {_code} did not"
     SUPPLEMENTARY[_name].add(_code)
 
@@ -207,6 +261,7 @@ PREFIX = {
     "volcano": "vc",
     "coscheduling": "coscheduling",
     "yunikorn": "yk",
+    "kai": "kai",
     "dra": "dra",  # a NotReady ComputeDomain (hpctop.backends.dra.read.with_domain)
 }
 
@@ -251,6 +306,46 @@ def test_no_backend_imports_another_backends_folder() -> None:
                     assert parts[2] == folder, f"{module} imports {imported}"
 
 
+def _check_upstream(doc: dict[str, Any], name: str) -> None:
+    """``upstream`` (and each of ``also``) names a repository, a file in it and a 40-digit commit."""
+    for source in [doc["upstream"], *doc.get("also", [])]:
+        assert set(source) == {"repo", "path", "commit"}, f"{name}: {source}"
+        assert source["repo"].count("/") == 1 and source["path"], f"{name}: {source}"
+        assert len(source["commit"]) == 40 and int(source["commit"], 16) >= 0, f"{name}: {source}"
+
+
+def _json_source(path: Path) -> dict[str, Any]:
+    """A JSON fixture's provenance, as an ``upstream`` record.
+
+    Either the sibling ``<stem>.source.yaml`` (JSON has no comments, and the Kubernetes fixtures are
+    handed to decoders and the fake server as they are, so the record stays out of them), or, for a
+    foreign API's documents (slurmrestd's), the document's own top-level ``source``: a mapping with
+    ``repository``/``path``/``commit``, or a sentence naming ``github.com/<owner>/<name>`` and
+    ``(<path>, commit <sha>)``.
+    """
+    source = path.with_name(path.stem + ".source.yaml")
+    if source.is_file():
+        doc: dict[str, Any] = yaml.safe_load(source.read_text())
+        return doc
+    inline = orjson.loads(path.read_bytes()).get("source")
+    if isinstance(inline, dict):
+        repo = str(inline.get("repository", "")).removeprefix("github.com/")
+        return {"upstream": {"repo": repo, "path": inline.get("path"), "commit": inline.get("commit")}}
+    assert isinstance(inline, str), f"{path.name}: no {source.name} or top-level source names its upstream"
+    repo_match = re.search(r"github\.com/([\w.-]+/[\w.-]+)", inline)
+    file_match = re.search(r"\(([^,()\s]+), commit ([0-9a-f]{40})", inline)
+    assert repo_match and file_match, f"{path.name}: its source names no repository, file and commit"
+    return {"upstream": {"repo": repo_match[1], "path": file_match[1], "commit": file_match[2]}}
+
+
+def test_every_json_fixture_records_its_upstream() -> None:
+    """Also the ones no backend lists (the discovery documents), and no record without its fixture."""
+    for path in sorted(JSON_FIXTURES.glob("*.json")):
+        _check_upstream(_json_source(path), path.name)
+    for source in sorted(JSON_FIXTURES.glob("*.source.yaml")):
+        assert source.with_name(source.name.removesuffix(".source.yaml") + ".json").is_file(), source.name
+
+
 @pytest.mark.parametrize("backend", CASES)
 def test_it_has_upstream_fixtures_with_its_objects(backend: Backend) -> None:
     assert backend.fixtures, f"{backend.name}: no fixtures"
@@ -260,10 +355,10 @@ def test_it_has_upstream_fixtures_with_its_objects(backend: Backend) -> None:
         assert path.is_file(), f"{backend.name}: {name} does not exist"
         texts.append(path.read_text())
         if path.suffix == ".yaml":
-            upstream = yaml.safe_load(texts[-1])["upstream"]
-            assert upstream["repo"] and upstream["path"] and len(upstream["commit"]) == 40, name
+            _check_upstream(yaml.safe_load(texts[-1]), name)
         else:
             orjson.loads(texts[-1])
+            _check_upstream(_json_source(path), name)
     watched = {_spec_key(s) for alternatives in backend.watches for s in alternatives}
     if watched:
         found = set()

@@ -30,8 +30,9 @@ from typing import Any
 
 import kmock
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
+from hpctop.backends.kai import read as kai
 from hpctop.runtime.cluster_view import ClusterView, read_cluster
 from hpctop.tables import jobs as jobs_table
 from tests.kube.conftest import write_kubeconfig
@@ -255,6 +256,14 @@ def _nothing_dropped(reading: Reading, cases: list[Case]) -> None:
             if pod.is_placeholder or pod.capacity_reservation:
                 continue  # a YuniKorn placeholder stays with its job; a pause pod holds capacity only
             if pod.owner is not None and pod.owner.kind == "DaemonSet":
+                continue
+            if kai.reservation_job_key(pod) is not None:
+                # KAI's reservation pod: no row of its own, attributed to the jobs whose shares it holds
+                snap = reading.view.snapshot
+                served = [
+                    j for j in snap.jobs.values() if pod in kai.reservations_of(snap.job_pods(j), snap.pods)
+                ]
+                assert served, f"{case.id}: reservation pod {key} serves no job"
                 continue
             assert key in listed, f"{case.id}: pod {key} is in no job row"
 

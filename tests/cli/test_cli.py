@@ -1,7 +1,7 @@
 """The command line over a hand-built cluster: formats, filters, sorting, errors and exit codes.
 
 The session factory is replaced by one that returns the sample cluster of
-``test_tables_fixtures``, so these tests check the CLI's own work (arguments, settings, exit
+``table_fixtures``, so these tests check the CLI's own work (arguments, settings, exit
 statuses, output) without the simulator. ``test_cli_demo.py`` runs the real demo end to end.
 """
 
@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,28 +19,13 @@ import pytest
 
 from hpctop import __version__, cli
 from hpctop.errors import ConfigError
-from hpctop.model.policy import Policy
-from hpctop.model.store import Snapshot
-from hpctop.scheduling.types import ScheduleResult
-from tests.tables.test_tables_fixtures import sample_cluster
-
-
-@dataclass
-class FakeSession:
-    snapshot: Snapshot
-    result: ScheduleResult
-    policy: Policy = field(default_factory=Policy)
-    speed: float = 1.0
-    now: float = 0.0
+from tests.cli.conftest import FakeSession
+from tests.table_fixtures import sample_cluster
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[dict[str, Any]]:
+def calls(private_env: None, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Replace the session factories; record how they were called."""
-    for name in list(os.environ):
-        if name.startswith("HPCTOP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("USER", "bob")
     monkeypatch.setenv("HPCTOP_NO_CACHE", "1")  # the fake session's answers must not be cached
     seen: list[dict[str, Any]] = []

@@ -8,7 +8,6 @@ test uses its own temporary cache directory (``HPCTOP_CACHE_DIR``), never the us
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 from pathlib import Path
@@ -25,11 +24,7 @@ from tests.cli.test_cli_demo import SCENARIO
 
 
 @pytest.fixture
-def cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.startswith("HPCTOP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+def cache_dir(private_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     where = tmp_path / "cache"
     monkeypatch.setenv("HPCTOP_CACHE_DIR", str(where))
     return where

@@ -30,11 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("HPCTOP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+def clean_env(private_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     # these tests check that the simulation itself is deterministic: compute, never read the
     # answer cache (tests/cli/test_cli_cache.py checks the cache against these computed bytes)
     monkeypatch.setenv("HPCTOP_NO_CACHE", "1")

@@ -18,8 +18,7 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,12 +27,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hpctop import cli
-from hpctop.model.policy import Policy
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.tables.fmt import EPOCH
-from tests.tables.test_tables_fixtures import (
+from tests.cli.conftest import FakeSession
+from tests.table_fixtures import (
     make_job,
     make_node,
     make_partition,
@@ -63,15 +62,6 @@ PLANTED = [
 
 COMMANDS = [["jobs", "--all"], ["prio"], ["queues"], ["nodes"], ["nodes", "-N"], ["gpus"]]
 FORMATS = ["table", "csv", "tsv", "json"]
-
-
-@dataclass
-class FakeSession:
-    snapshot: Snapshot
-    result: ScheduleResult
-    policy: Policy = field(default_factory=Policy)
-    speed: float = 1.0
-    now: float = 0.0
 
 
 def hostile_cluster(text: str) -> tuple[Snapshot, ScheduleResult]:
@@ -118,12 +108,8 @@ def hostile_cluster(text: str) -> tuple[Snapshot, ScheduleResult]:
 
 
 @pytest.fixture
-def planted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+def planted(private_env: None, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The session factory returns the hostile cluster of the text appended to the list."""
-    for name in list(os.environ):
-        if name.startswith("HPCTOP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HPCTOP_NO_CACHE", "1")
     texts: list[str] = []
 

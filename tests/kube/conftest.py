@@ -6,12 +6,13 @@ tests cover the same path a user's ``--kubeconfig`` takes; nothing in the client
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,17 @@ import orjson
 import pytest
 
 from hpctop.model.store import Store
+from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import Connection, load_connection
+from hpctop.sources.kube.reflector import ReflectorSettings
+from hpctop.sources.kube.resources import ResourceSpec
 from tests.kube.fakeserver import FakeApiServer
+from tests.polling import until
 
 TOKEN = "canary-token-3f9a1c"  # a canary: it must never show up in errors or logs (C4)
+#: reflector retries fast enough for a test to see several within a second
+FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
+#: reflector retries fast enough for a test to see several within a second
 
 
 @contextmanager
@@ -133,3 +141,33 @@ def make_certificate(directory: Path, cert_name: str) -> tuple[Path, Path]:
         capture_output=True,
     )  # fmt: skip
     return cert, key
+
+
+@asynccontextmanager
+async def live_console(
+    kubeconfig: Path,
+    *,
+    ready: Callable[[LiveConsoleSession], bool] | None = None,
+    what: str = "the session to be ready",
+    timeout: float = 10.0,
+    resources: Iterable[ResourceSpec] | None = None,
+    settings: ReflectorSettings = FAST,
+    read_only: bool = True,
+    audit_path: Path | None = None,
+    kueue_interval: float | None = None,
+) -> AsyncIterator[LiveConsoleSession]:
+    """A LiveConsoleSession on ``kubeconfig`` (connected in a thread, so the test's loop keeps serving
+    the fake), once ``ready`` holds (None: at once); closed on the way out. The session's own
+    defaults apply where ``resources`` or ``kueue_interval`` is left at None."""
+    options: dict[str, Any] = {"settings": settings, "read_only": read_only, "audit_path": audit_path}
+    if resources is not None:
+        options["resources"] = resources
+    if kueue_interval is not None:
+        options["kueue_interval"] = kueue_interval
+    session = await asyncio.to_thread(LiveConsoleSession.connect, str(kubeconfig), None, **options)
+    try:
+        if ready is not None:
+            await until(lambda: ready(session), timeout, what)
+        yield session
+    finally:
+        await asyncio.to_thread(session.close)

@@ -166,8 +166,13 @@ VOLCANO_PODGROUPS = Res("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgrou
 VOLCANO_QUEUES = Res("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
 TRAINJOBS = Res("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", True)
 DAEMONSETS = Res("DaemonSet", "apps", "v1", "daemonsets", True)
+#: NVIDIA KAI-Scheduler's CRDs (deployments/kai-scheduler/crds: Queue served at v2 only, PodGroup at
+#: v2alpha2 only), read-only here: hpctop reads them, and acts on the jobs' owners
+KAI_QUEUES = Res("Queue", "scheduling.run.ai", "v2", "queues", False)
+KAI_PODGROUPS = Res("PodGroup", "scheduling.run.ai", "v2alpha2", "podgroups", True)
 READ_ONLY: tuple[Res, ...] = (
     WORKLOADS_V1BETA1, RESOURCE_FLAVORS, VOLCANO_PODGROUPS, VOLCANO_QUEUES, TRAINJOBS, DAEMONSETS,
+    KAI_QUEUES, KAI_PODGROUPS,
 )  # fmt: skip
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
@@ -676,7 +681,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
         """The mutating requests received (POST/PUT/PATCH/DELETE), reviews excluded, in order."""
         return [r for _, r in self.log if _is_write(r) and not _is_review(r)]
 
-    def get(self, res: Res, name: str, namespace: str | None = None) -> Obj | None:
+    # not kmock's HTTP ``get(url)`` helper, which the tests never use on the fake: its object lookup
+    def get(self, res: Res, name: str, namespace: str | None = None) -> Obj | None:  # type: ignore[override]
         """A copy of what the server holds for this object, or None."""
         obj = self.state.get(res, {}).get((namespace if res.namespaced else None, name))
         return copy.deepcopy(obj) if obj is not None else None
@@ -770,6 +776,7 @@ class FakeApiServer(kmock.KubernetesEmulator):
         tail = request.params.get("tailLines")
 
         response = aiohttp.web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+        assert request._raw_request is not None  # kmock keeps it on every request it serves
         await response.prepare(request._raw_request)
         lines = self.pod_logs.get(key, [])
         sent = max(len(lines) - int(tail), 0) if tail else 0
@@ -1126,7 +1133,9 @@ class FakeApiServer(kmock.KubernetesEmulator):
             value = _dig(new, path)
             if not applies or value is None:
                 continue
-            bad = not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0))
+            bad = not isinstance(value, kind) or (
+                isinstance(value, int) and kind is int and (isinstance(value, bool) or value < 0)
+            )
             if bad:
                 causes.append(
                     {
@@ -1667,9 +1676,10 @@ class FakeApiServer(kmock.KubernetesEmulator):
                         if deadline is not None and loop.time() >= deadline - 0.001:
                             if token_deadline is not None and self.token_clock is not None:
                                 raw = request._raw_request
-                                alive = raw is not None and raw.transport is not None
+                                transport = raw.transport if raw is not None else None
+                                alive = transport is not None and not transport.is_closing()
                                 expired = self.token_clock() >= token_deadline - 0.001
-                                if alive and not raw.transport.is_closing() and expired:  # still read
+                                if alive and expired:  # still read
                                     self.expired_cuts += 1
                             return
                         if not bookmarks or loop.time() < next_bookmark - 0.001:

@@ -25,7 +25,7 @@ from hpctop.sources.kube.connection import load_connection
 from hpctop.sources.kube.reflector import ReflectorState
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import PODS, FakeApiServer, WatchFault
-from tests.kube.test_reflector import pods_in, reflecting, server_pods
+from tests.kube.reflectors import pods_in, reflecting, server_pods
 from tests.model_fixtures import pod
 
 NAMES = [f"p{i}" for i in range(6)]

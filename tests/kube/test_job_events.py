@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from typing import Any
 
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.events import clean, list_job_events
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.transport import KubeClient
+from tests.kube.conftest import FAST
 from tests.kube.fakeserver import EVENTS, JOBS, NODES, PODS, FakeApiServer
 from tests.model_fixtures import batch_job, node, pod
-
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
+from tests.polling import until
 
 
 def ev(name: str, kind: str, about: str, reason: str, note: str, **extra: Any) -> dict[str, Any]:
@@ -81,14 +79,6 @@ def test_clean_caps_and_strips() -> None:
     assert clean("x" * 50, cap=10) == "x" * 9 + "…"
     assert clean("\u200bzero\x9bwidth") == "\N{REPLACEMENT CHARACTER}zero\N{REPLACEMENT CHARACTER}width"
     assert clean(None) == ""
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
 
 
 async def test_session_job_events_is_cached_and_refreshed_in_the_background(

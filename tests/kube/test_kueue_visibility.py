@@ -10,8 +10,6 @@ and then left alone; a 403 is a note in the status bar.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +17,16 @@ import orjson
 
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.kueue_visibility import parse_pending, served_version
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES, kueue_resources
 from hpctop.tui.app import make_app
+from tests.kube.conftest import live_console
 from tests.kube.fakeserver import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOADS, FakeApiServer, Rule
 from tests.model_fixtures import batch_job
+from tests.polling import until
 
 KUEUE = [r for r in kueue_resources() if r.plural in ("workloads", "clusterqueues", "localqueues")]
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 CQ = "gpu-a"
 NS = "team-a"
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
 
 
 def put_queues(fake: FakeApiServer, pending: int) -> None:
@@ -102,16 +92,13 @@ async def test_pending_positions_follow_kueue(fake: FakeApiServer, kubeconfig: P
     put_job(fake, "urgent", "lq-b", 100, "2026-01-01T00:05:00Z")
     put_job(fake, "new", "lq-a", 10, "2026-01-01T00:10:00Z")
     put_job(fake, "running", "lq-a", 1000, "2026-01-01T00:00:00Z", admitted=True)
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         resources=(*DEFAULT_RESOURCES, *KUEUE),
         kueue_interval=0.1,
-    )
-    try:
-        await until(lambda: len(session.kueue_positions.by_job) == 3, what="Kueue's positions")
+        ready=lambda session: len(session.kueue_positions.by_job) == 3,
+        what="Kueue's positions",
+    ) as session:
         # by priority, then age; positions in the LocalQueue count that queue only; admitted: absent
         assert positions(session) == {"urgent": (0, 0, "lq-b"), "old": (1, 0, "lq-a"), "new": (2, 1, "lq-a")}
         position = session.kueue_position((NS, "Job", "new"))
@@ -137,8 +124,6 @@ async def test_pending_positions_follow_kueue(fake: FakeApiServer, kubeconfig: P
         await until(
             lambda: positions(session) == {"new": (0, 0, "lq-a"), "urgent": (1, 0, "lq-b")}, what="moves"
         )
-    finally:
-        await asyncio.to_thread(session.close)
     asked = set(fake.visibility_requests)
     assert asked == {
         "/apis/visibility.kueue.x-k8s.io",
@@ -151,43 +136,33 @@ async def test_without_the_api_nothing_more_is_asked_and_nothing_is_said(
 ) -> None:
     put_queues(fake, pending=1)  # kueue_visibility None: the group is not served
     put_job(fake, "old", "lq-a", 10, "2026-01-01T00:00:00Z")
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         resources=(*DEFAULT_RESOURCES, *KUEUE),
         kueue_interval=0.05,
-    )
-    try:
-        await until(lambda: session.synced, what="sync")
+        ready=lambda session: session.synced,
+        what="sync",
+    ) as session:
         await asyncio.sleep(0.5)  # ten poll intervals
         asked = [r.url.path for _, r in fake.log if "visibility" in r.url.path]
         assert asked == ["/apis/visibility.kueue.x-k8s.io"]  # discovered once, then left alone
         assert session.kueue_positions.by_job == {}
         assert session.connection == "synced"
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 async def test_no_pending_workloads_no_request(fake: FakeApiServer, kubeconfig: Path) -> None:
     fake.kueue_visibility = "v1beta2"
     put_queues(fake, pending=0)
     put_job(fake, "running", "lq-a", 10, "2026-01-01T00:00:00Z", admitted=True)
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         resources=(*DEFAULT_RESOURCES, *KUEUE),
         kueue_interval=0.05,
-    )
-    try:
-        await until(lambda: session.synced, what="sync")
+        ready=lambda session: session.synced,
+        what="sync",
+    ):
         await asyncio.sleep(0.3)
         assert fake.visibility_requests == []
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 async def test_forbidden_is_a_note(fake: FakeApiServer, kubeconfig: Path) -> None:
@@ -195,20 +170,15 @@ async def test_forbidden_is_a_note(fake: FakeApiServer, kubeconfig: Path) -> Non
     fake.rbac.refused.append(Rule(verbs=("get",), resources=("clusterqueues/pendingworkloads",)))
     put_queues(fake, pending=1)
     put_job(fake, "old", "lq-a", 10, "2026-01-01T00:00:00Z")
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         resources=(*DEFAULT_RESOURCES, *KUEUE),
         kueue_interval=0.05,
-    )
-    try:
-        await until(lambda: "Kueue positions: forbidden" in session.connection, what="the note")
+        ready=lambda session: "Kueue positions: forbidden" in session.connection,
+        what="the note",
+    ) as session:
         assert session.synced and session.error is None
         assert session.kueue_positions.by_job == {}
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 def test_parse_pending_keys_by_owner_and_skips_bad_items() -> None:

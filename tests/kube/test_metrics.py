@@ -9,8 +9,7 @@ sees it: in the status bar's connection text.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -21,11 +20,11 @@ from hpctop.model.metrics import GpuMetrics, MetricsView, Sample, holder_of, joi
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.metrics import QUERY, MetricsError, PrometheusPoller, parse_vector
-from hpctop.sources.kube.reflector import ReflectorSettings
+from tests.kube.conftest import FAST
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
 from tests.model_fixtures import node, pod
+from tests.polling import until
 
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 H100 = "NVIDIA H100 80GB HBM3"
 
 
@@ -188,14 +187,6 @@ async def test_poller_outage_marks_stale_keeps_values_and_recovers(prom: Prometh
         prom.fail = None
         assert await poller.poll_once(session)
         assert not views[-1].stale and views[-1].updated_at == 1042.0
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
 
 
 async def test_live_session_shows_metrics_and_a_stale_note(

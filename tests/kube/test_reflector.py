@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import kmock
@@ -22,45 +21,17 @@ import pytest
 
 from hpctop.model.store import Store
 from hpctop.sources.kube.connection import Connection
-from hpctop.sources.kube.reflector import Reflector, ReflectorSettings, ReflectorState
+from hpctop.sources.kube.reflector import Reflector, ReflectorState
 from hpctop.sources.kube.resources import PODS as POD_SPEC
-from hpctop.sources.kube.resources import ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer, WatchFault, status
+from tests.kube.reflectors import pods_in, reflecting, server_pods
 from tests.model_fixtures import pod
 
 pytestmark = pytest.mark.looptime
 
 LIST = kmock.action.LIST
 WATCH = kmock.action.WATCH
-
-
-@contextlib.asynccontextmanager
-async def reflecting(
-    connection: Connection,
-    store: Store,
-    spec: ResourceSpec = POD_SPEC,
-    **settings: Any,
-) -> AsyncIterator[Reflector]:
-    """Run a reflector for the duration of the block; cancel it (and close its client) after."""
-    defaults: dict[str, Any] = {"timeout_seconds": (300, 300), "page_size": 500}
-    async with KubeClient(connection) as client:
-        reflector = Reflector(client, store, spec, settings=ReflectorSettings(**(defaults | settings)))
-        task = asyncio.create_task(reflector.run())
-        try:
-            yield reflector
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
-def pods_in(store: Store) -> dict[tuple[str, str], str]:
-    return {key: p.resource_version for key, p in store.pods.items()}
-
-
-def server_pods(fake: FakeApiServer) -> dict[tuple[str, str], str]:
-    return {(ns or "", name): rv for (ns, name), rv in fake.versions(PODS).items()}
 
 
 async def synced(reflector: Reflector) -> None:

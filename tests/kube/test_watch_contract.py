@@ -14,9 +14,7 @@ import itertools
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import kmock
 import pytest
@@ -26,50 +24,14 @@ from hpctop.sources.kube.connection import Connection, load_connection
 from hpctop.sources.kube.reflector import Reflector, ReflectorSettings, ReflectorState, ReflectorStatus
 from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
-from hpctop.sources.kube.resources import ResourceSpec
 from hpctop.sources.kube.transport import KubeClient
 from tests.kube.conftest import write_kubeconfig
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
+from tests.kube.reflectors import pods_in, reflecting_on, server_pods
 from tests.model_fixtures import node, pod
 
 LIST = kmock.action.LIST
 WATCH = kmock.action.WATCH
-
-
-@contextlib.asynccontextmanager
-async def reflecting(
-    client: KubeClient,
-    store: Store,
-    spec: ResourceSpec = POD_SPEC,
-    log: list[tuple[float, ReflectorStatus]] | None = None,
-    **settings: Any,
-) -> AsyncIterator[Reflector]:
-    """Run one reflector for the block; every status it publishes goes to ``log`` with loop time."""
-    defaults: dict[str, Any] = {"timeout_seconds": (3000, 3000), "page_size": 500}
-    loop = asyncio.get_running_loop()
-
-    def record(status: ReflectorStatus) -> None:
-        if log is not None:
-            log.append((loop.time(), status))
-
-    reflector = Reflector(
-        client, store, spec, settings=ReflectorSettings(**(defaults | settings)), on_status=record
-    )
-    task = asyncio.create_task(reflector.run())
-    try:
-        yield reflector
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-def pods_in(store: Store) -> dict[tuple[str, str], str]:
-    return {key: p.resource_version for key, p in store.pods.items()}
-
-
-def server_pods(fake: FakeApiServer) -> dict[tuple[str, str], str]:
-    return {(ns or "", name): rv for (ns, name), rv in fake.versions(PODS).items()}
 
 
 def initial_watches(fake: FakeApiServer) -> list[dict[str, str]]:
@@ -88,7 +50,7 @@ async def test_w17_streaming_list_swaps_in_at_the_end_bookmark(
         fake.upsert(PODS, pod(f"p{i}"))
     store.replace("Pod", [], "")
     log: list[tuple[float, ReflectorStatus]] = []
-    async with KubeClient(connection) as client, reflecting(client, store, log=log, watch_list=True) as r:
+    async with KubeClient(connection) as client, reflecting_on(client, store, log=log, watch_list=True) as r:
         await asyncio.wait_for(r.wait_synced(), 60)
         assert pods_in(store) == server_pods(fake)
         fake.upsert(PODS, pod("late"))
@@ -149,7 +111,7 @@ async def test_w17_rejected_streaming_list_falls_back_to_list_and_watch_for_the_
 ) -> None:
     for i in range(3):
         fake.upsert(PODS, pod(f"p{i}"))  # fake.watch_list is False: sendInitialEvents gets 422
-    async with KubeClient(connection) as client, reflecting(client, store, watch_list=True) as r:
+    async with KubeClient(connection) as client, reflecting_on(client, store, watch_list=True) as r:
         await asyncio.wait_for(r.wait_synced(), 60)
         assert pods_in(store) == server_pods(fake)
         fake.disconnect()
@@ -170,7 +132,7 @@ async def test_w17_no_end_bookmark_within_the_deadline_falls_back(
     fake.watch_list_end = False
     fake.upsert(PODS, pod("p0"))
     log: list[tuple[float, ReflectorStatus]] = []
-    async with KubeClient(connection) as client, reflecting(client, store, log=log, watch_list=True) as r:
+    async with KubeClient(connection) as client, reflecting_on(client, store, log=log, watch_list=True) as r:
         await asyncio.wait_for(r.wait_synced(), 200)
         assert pods_in(store) == server_pods(fake)
     [(listed_at, _)] = fake.calls(PODS, LIST)
@@ -244,7 +206,7 @@ async def test_w6_refused_at_start_and_mid_watch_backs_off_and_recovers_without_
     loop = asyncio.get_running_loop()
     fake.upsert(PODS, pod("p0"))
     log: list[tuple[float, ReflectorStatus]] = []
-    async with KubeClient(connection) as client, reflecting(client, store, log=log) as r:
+    async with KubeClient(connection) as client, reflecting_on(client, store, log=log) as r:
         # -- down at start: refused, backing off with a visible "reconnecting since"
         await asyncio.sleep(100)
         assert r.status.state is ReflectorState.RETRYING and r.status.stale
@@ -332,8 +294,8 @@ async def test_c2_token_is_refreshed_before_expiry_and_watches_reopen_in_time(
     store = Store(clock=time.time)
     async with (
         KubeClient(connection) as client,
-        reflecting(client, store, inactivity=5.0) as pods,
-        reflecting(client, store, NODE_SPEC, inactivity=5.0) as nodes,
+        reflecting_on(client, store, inactivity=5.0) as pods,
+        reflecting_on(client, store, NODE_SPEC, inactivity=5.0) as nodes,
     ):
         await asyncio.wait_for(asyncio.gather(pods.wait_synced(), nodes.wait_synced()), 10)
         await asyncio.sleep(4.5)  # two token lifetimes and more

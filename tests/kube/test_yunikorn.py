@@ -9,8 +9,7 @@ be a note in the status bar while everything else stays live.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import orjson
@@ -21,27 +20,19 @@ from hpctop.model.objects import QueueInfo
 from hpctop.model.resources import Resources
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import Connection
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.transport import KubeClient
 from hpctop.sources.kube.yunikorn import YuniKornPoller, YuniKornState
+from tests.kube.conftest import FAST
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer, status
 from tests.model_fixtures import node, pod
+from tests.polling import until
 
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 TREE = (
     Path(__file__).resolve().parent.parent / "fixtures" / "backends" / "yunikorn_queues.json"
 ).read_bytes()
 PROXY = "/api/v1/namespaces/yunikorn/services/yunikorn-service:9080/proxy"
 QUEUES = "/ws/v1/partition/default/queues"
 GPU = 1000  # milli-GPU per GPU
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
 
 
 def proxied(fake: FakeApiServer) -> list[str]:

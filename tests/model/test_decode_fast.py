@@ -356,7 +356,7 @@ def test_owner_references_are_shared_by_uid_and_never_mixed_up() -> None:
     renamed = pod("w-2", owner=("Job", "j"))
     renamed["metadata"]["ownerReferences"][0]["name"] = "other"  # same uid, another name
     c = fast(event("ADDED", renamed))
-    assert c is not None and c.owner is not None
+    assert c is not None and c.owner is not None and a.owner is not None
     assert c.owner.name == "other" and c.owner.uid == a.owner.uid == "uid-j"
     assert c == reference(event("ADDED", renamed))
 

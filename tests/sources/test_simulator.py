@@ -7,9 +7,11 @@ import pytest
 
 from hpctop.model.decode import decode_event
 from hpctop.model.objects import Job
+from hpctop.model.policy import Policy
 from hpctop.model.states import JobState
-from hpctop.model.store import Store
+from hpctop.model.store import Snapshot, Store
 from hpctop.runtime.session import Session
+from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.scenario import parse_scenario
 from hpctop.sources.simulator import EPOCH, SimulatedCluster, SimulatorError
 from tests.sources.test_simulator_firstfit import first_fit
@@ -197,6 +199,7 @@ def test_jobs_run_for_their_duration_and_complete() -> None:
     session.advance_to_elapsed(101)
     train = jobs_by_name(session)["train"]
     assert train.state == JobState.COMPLETED
+    assert train.end_time is not None and train.start_time is not None
     assert train.end_time - train.start_time == 100
     assert session.snapshot.workloads[("default", "Job", "train")].condition("Complete") is not None
     pods = [session.snapshot.pods[k] for k in train.pods]
@@ -213,6 +216,7 @@ def test_failing_job_fails_and_time_limit_times_out() -> None:
     assert pod.phase == "Failed" and pod.terminated_reason == "Error"
     slow = jobs["slow"]
     assert slow.state == JobState.TIMEOUT
+    assert slow.end_time is not None and slow.start_time is not None
     assert slow.end_time - slow.start_time == 60
     # services never finish
     assert jobs["serve"].state == JobState.RUNNING
@@ -286,7 +290,7 @@ def test_model_constraint_is_checked_at_bind() -> None:
 
 
 def test_gang_bind_failure_rolls_back_and_is_recorded() -> None:
-    def bad_core(snapshot, policy, now):  # type: ignore[no-untyped-def]
+    def bad_core(snapshot: Snapshot, policy: Policy, now: float) -> ScheduleResult:
         result = first_fit(snapshot, policy, now)
         from dataclasses import replace
 

@@ -11,7 +11,7 @@ from hpctop.model.states import JobState, ReasonCode
 from hpctop.tables import jobs, nodes, prio, queues
 from hpctop.tables.fmt import EPOCH
 from hpctop.tables.render import render
-from tests.tables.test_tables_fixtures import (
+from tests.table_fixtures import (
     make_job,
     make_node,
     make_partition,

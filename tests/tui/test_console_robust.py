@@ -97,7 +97,7 @@ async def test_exception_in_a_dialog_answer_is_a_status_line(demo: Session, faul
         def broken(*args: object) -> None:
             raise ValueError("planted in the flow")
 
-        app._confirm = broken  # type: ignore[method-assign]
+        app._confirm = broken  # type: ignore[method-assign, assignment]
         await pilot.press("enter")
         await pilot.pause()
         assert app.is_running and len(app.screen_stack) == 1
@@ -111,7 +111,7 @@ async def test_failing_tick_is_shown_not_a_silent_freeze(demo: Session, fault_lo
         def broken(*args: object) -> None:
             raise OverflowError("planted in publish")
 
-        app.publish = broken  # type: ignore[method-assign]
+        app.publish = broken  # type: ignore[method-assign, assignment]
         for _ in range(40):
             await pilot.pause(0.05)
             if "planted in publish" in status_text(app):

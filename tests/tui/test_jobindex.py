@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from hpctop.tui.gpumap import build_gpu_map
+from hpctop.tui.gpumap import GpuMap, build_gpu_map
 from hpctop.tui.jobindex import JobIndex, filter_rows, index_of_key, locate
 from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, apply_view
 from hpctop.tui.widgets.gpus import GpuMapCache
@@ -72,7 +72,10 @@ def _publish(rows: list[JobRow], rng: random.Random, changes: int) -> list[JobRo
         row = out[i]
         out[i] = replace(row, prio=rng.choice([row.prio, 0, 5, 10**6]), user=rng.choice([row.user, "zed"]))
     arrived = rows[: changes // 4]
-    fresh = [replace(r, key=(r.key[0], r.key[1] + f"-{len(out)}"), prio=rng.randrange(100)) for r in arrived]
+    fresh = [
+        replace(r, key=(r.key[0], r.key[1], r.key[2] + f"-{len(out)}"), prio=rng.randrange(100))
+        for r in arrived
+    ]
     return out + fresh
 
 
@@ -126,11 +129,11 @@ def test_index_of_key(rows: list[JobRow]) -> None:
                 assert locate(view, view[at], column, reverse, 50.0) == at, (column, reverse)
             newer = replace(view[3], prio=-1, user="zz")  # the job's row replaced, its key moved
             assert locate(view, newer, column, reverse, 50.0) == 3
-            gone = replace(view[3], key=("x", "gone"))
+            gone = replace(view[3], key=("x", "Job", "gone"))
             assert locate(view, gone, column, reverse, 50.0) is None
 
 
-def _nodes_as_values(gpu_map):  # type: ignore[no-untyped-def]
+def _nodes_as_values(gpu_map: GpuMap) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     return [
         (
             n.name,
@@ -145,7 +148,7 @@ def _nodes_as_values(gpu_map):  # type: ignore[no-untyped-def]
     ], [(g.name, g.used, g.total, g.nodes, g.down) for g in gpu_map.partitions + gpu_map.models]
 
 
-def _full(session: SampleSession):  # type: ignore[no-untyped-def]
+def _full(session: SampleSession) -> GpuMap:
     snap = session.snapshot
     parts = ((p.name, p.nodes) for p in session.result.partitions)
     return build_gpu_map(snap.nodes, snap.pods, snap.pods_by_node, snap.jobs, parts)
@@ -186,7 +189,7 @@ async def test_prepared_publish_is_adopted_and_keeps_the_cursor_on_its_job() -> 
         followed = jobs.current_key
         rows = list(jobs.rows)
         rows[7] = replace(rows[7], prio=rows[7].prio + 1)
-        rows.append(replace(rows[0], key=("x", "arrived"), user="aaa"))
+        rows.append(replace(rows[0], key=("x", "Job", "arrived"), user="aaa"))
         jobs.prepare(rows, jobs.now)  # what the tick worker does before the publish
         prepared = jobs._prepared
         assert prepared is not None and prepared.index.how == "incremental"
@@ -194,7 +197,7 @@ async def test_prepared_publish_is_adopted_and_keeps_the_cursor_on_its_job() -> 
         assert jobs.view is prepared.view  # adopted, not recomputed
         assert _same(jobs.view, apply_view(rows, jobs.filters, "USER", False, jobs.now))
         assert jobs.current_key == followed
-        assert jobs.view[0].key == ("x", "arrived")
+        assert jobs.view[0].key == ("x", "Job", "arrived")
         # the cursor's own job changed (a new row object, another sort key): found by the worker
         mine = next(i for i, r in enumerate(rows) if r.key == followed)
         rows = list(rows)

@@ -490,7 +490,7 @@ async def test_refused_preview_disables_confirm_and_failure_notifies() -> None:
         def boom(request: object) -> object:
             raise ActionFailed("server said \x1b[2J[bold]no")
 
-        session.actuator.execute = boom  # type: ignore[method-assign]
+        session.actuator.execute = boom  # type: ignore[method-assign, assignment]
         key = jobs_of(app).current_key
         assert key is not None
         await _act(pilot, "c")
@@ -556,14 +556,14 @@ async def test_read_only_every_binding_and_palette_command_reaches_nothing() -> 
         provider = HpctopCommands(app.screen)
         hits = [h async for h in provider.discover()]
         for query in ("train", "h100", "root", "cancel", "hold"):
-            hits += [h async for h in provider.search(query)]  # type: ignore[misc]
+            hits += [h async for h in provider.search(query)]
         for hit in hits:
             hit.command()
             await pilot.pause()
         app.action_job_action("cancel")  # even called directly it does nothing
     assert recorder.executed == []
     assert "ConfirmScreen" not in pushed and "PickScreen" not in pushed
-    assert session.actuator.refused == []  # type: ignore[attr-defined]
+    assert session.actuator.refused == []
 
 
 # -- themes and keymap ------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ generous (these machines are noisy); ``bench/`` owns the side-by-side ratio agai
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from statistics import median
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from hpctop.tui.app import make_app
 from hpctop.tui.rows import Filters, RowCache, apply_view
 from hpctop.tui.widgets.jobs import JobsTable
-from tests.sample_session import big_session
+from tests.sample_session import SampleSession, big_session
 
 N = 100_000
 
@@ -23,11 +24,11 @@ N = 100_000
     scope="module",
     params=[pytest.param(5_000, id="5k-smoke"), pytest.param(N, id="100k", marks=pytest.mark.slow)],
 )
-def session(request):  # type: ignore[no-untyped-def]
+def session(request: pytest.FixtureRequest) -> SampleSession:
     return big_session(request.param)
 
 
-def _ms(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
+def _ms(fn: Callable[[], object], repeat: int = 5) -> float:
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -36,7 +37,7 @@ def _ms(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
     return median(times)
 
 
-async def test_jobs_pane_100k(session) -> None:  # type: ignore[no-untyped-def]
+async def test_jobs_pane_100k(session: SampleSession) -> None:
     n = len(session.snapshot.jobs)
     cache = RowCache()
     t = time.perf_counter()

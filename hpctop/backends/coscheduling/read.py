@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from hpctop.backends.contract import Backend, ResourceSpec
 from hpctop.model.backends.evidence import JobEvidence
-from hpctop.model.backends.podgroup import WirePodGroup, gang_reasons, pod_group_projection
+from hpctop.model.backends.podgroup import WirePodGroup, gang_reasons, gang_state, pod_group_projection
 from hpctop.model.objects import COSCHEDULING_GROUP, Reason
 from hpctop.model.states import JobState, ReasonCode
 
@@ -27,16 +27,7 @@ _WAITING_PHASES = ("Pending", "PreScheduling", "Scheduling")
 
 def job_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
     """A coscheduling gang's PodGroup phase weighed against the pods (None: no say)."""
-    pg = ev.pod_group
-    if pg is None or pg.group != COSCHEDULING_GROUP:
-        return None
-    if state.is_finished or bound or state == JobState.HELD:
-        return None
-    if pg.phase in _WAITING_PHASES:
-        return JobState.PENDING
-    if pg.phase == "Failed":
-        return JobState.FAILED
-    return None
+    return gang_state(ev, state, bound, COSCHEDULING_GROUP, _WAITING_PHASES)
 
 
 def job_reasons(ev: JobEvidence, state: JobState, live_members: int) -> list[Reason] | None:

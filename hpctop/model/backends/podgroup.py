@@ -9,14 +9,14 @@ backends' ``read`` modules, which add what is their own (Volcano's phases, its q
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
 from hpctop.model.backends.wire import Quantity
 from hpctop.model.objects import PodGroup, Reason
 from hpctop.model.projection import DecodeError, conditions, controller_of, count
 from hpctop.model.resources import Resources
-from hpctop.model.states import ReasonCode
+from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.structs import ConditionS, MetaS, WireStruct
 
 
@@ -81,6 +81,27 @@ def pod_group_projection(group: str, default_queue: str = "") -> Callable[[WireP
         )
 
     return project
+
+
+def gang_state(
+    ev: JobEvidence, state: JobState, bound: bool, group: str, waiting: Collection[str]
+) -> JobState | None:
+    """What a ``group`` PodGroup's phase says of its gang beside the pods (None: no say).
+
+    Only a gang that has not started and is not held or finished is the PodGroup's to judge: a
+    phase in ``waiting`` (each backend's own, e.g. Volcano's ``Inqueue``) is PENDING, ``Failed`` is
+    FAILED; once a member is bound the pods speak.
+    """
+    pg = ev.pod_group
+    if pg is None or pg.group != group:
+        return None
+    if state.is_finished or bound or state == JobState.HELD:
+        return None
+    if pg.phase in waiting:
+        return JobState.PENDING
+    if pg.phase == "Failed":
+        return JobState.FAILED
+    return None
 
 
 def gang_reasons(

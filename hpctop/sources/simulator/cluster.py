@@ -21,6 +21,13 @@ running pods. Deliberate simplifications: binding makes a pod Running at once (n
 deletion has no grace period, and the run-time limit is the *pod's* ``activeDeadlineSeconds``
 (counted from the pod's start, like a Slurm time limit) rather than the Job's (which counts
 pending time); a pod that hits it fails the Job with reason ``DeadlineExceeded`` (TIMEOUT).
+
+Why one module of this size: the cluster is one state machine. The API server, the Job and
+ReplicaSet controllers and the kubelets it plays share the same node, job and pod tables and the
+one seeded random stream whose order of use decides the demo's bytes, so each action (submit, bind,
+hold, requeue, expire) reads and writes all of them in one place. The part that stands on its own
+is the rendering of objects as the API server would write them (``_node_obj`` to ``_pod_obj``,
+a third of the file): that is the first split to make, into a sibling module, when this one grows.
 """
 
 from __future__ import annotations
@@ -38,6 +45,9 @@ from hpctop.model.decode import format_time
 from hpctop.model.objects import JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
 from hpctop.sources.simulator.dra import DraPublisher
+from hpctop.sources.simulator.kai import MOVE_REFUSAL as KAI_MOVE_REFUSAL
+from hpctop.sources.simulator.kai import STYLE as KAI_STYLE
+from hpctop.sources.simulator.kai import KaiStyle
 
 #: virtual t = 0 is 2026-01-01T00:00:00Z; all simulator times are Unix seconds from here on
 EPOCH = 1767225600.0
@@ -165,7 +175,13 @@ class _Job:
 class SimulatedCluster:
     """A Kubernetes cluster in memory, driven by a virtual clock; emits watch events as bytes."""
 
-    def __init__(self, scenario: Scenario, seed: int = 1, gpu_api: str = "device-plugin") -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int = 1,
+        gpu_api: str = "device-plugin",
+        scheduler_style: str = SCHEDULER_NAME,
+    ) -> None:
         self.scenario = scenario
         #: ``gpu_api="dra"``: GPUs in ResourceSlices, held through claims (hpctop.sources.simulator.dra)
         self._dra = DraPublisher(self._emit, _ts) if gpu_api == "dra" else None
@@ -215,6 +231,8 @@ class SimulatedCluster:
         self._blocked: set[Shape] = set()
         self._witness: dict[Shape, _Node] = {}
         self._freed: dict[str, _Node] = {}
+        #: KAI-Scheduler's objects written too (``--scheduler kai``): see hpctop.sources.simulator.kai
+        self.kai = KaiStyle(self) if scheduler_style == KAI_STYLE else None
 
     # -- clock -----------------------------------------------------------------------------------
 
@@ -360,7 +378,7 @@ class SimulatedCluster:
         else:
             labels["batch.kubernetes.io/job-name"] = spec.name
             labels["batch.kubernetes.io/controller-uid"] = job.uid
-        return labels
+        return labels if self.kai is None else self.kai.pod_labels(job, labels)
 
     @staticmethod
     def _pod_annotations(job: _Job) -> dict[str, str]:
@@ -539,6 +557,8 @@ class SimulatedCluster:
         if wire is None:
             spec = job.spec
             annotations = self._pod_annotations(job)
+            if self.kai is not None:
+                annotations = self.kai.pod_annotations(job, annotations)
             owner: dict[str, Any]
             if job.is_service:
                 owner = {
@@ -621,7 +641,9 @@ class SimulatedCluster:
                 "namespace": spec.namespace,
                 "uid": pod.uid,
                 "creationTimestamp": _ts(pod.created),
-                "labels": wire.pod_labels,
+                "labels": wire.pod_labels
+                if self.kai is None
+                else self.kai.bound_labels(pod, wire.pod_labels),
                 "annotations": annotations,
                 "ownerReferences": wire.owner_references,
             },
@@ -651,6 +673,8 @@ class SimulatedCluster:
                 self._dra.initial(inventory, EPOCH)
             for pc in self.priority_classes.values():
                 self._emit("PriorityClass", "ADDED", self._priority_class_obj(pc))
+            if self.kai is not None:
+                self.kai.initial()
             self._run_until(self._now)
         return self._drain()
 
@@ -661,6 +685,8 @@ class SimulatedCluster:
             self._out = []
         self._run_until(until)
         self._now = max(self._now, until)
+        if self.kai is not None:
+            self.kai.settle()
         return self._drain()
 
     def _run_until(self, until: float) -> None:
@@ -713,6 +739,8 @@ class SimulatedCluster:
             job.rs_uid = self._uid()
         self.jobs[key] = job
         self._emit_job(job, "ADDED")
+        if self.kai is not None:
+            self.kai.job_added(job)
         if not job.suspended:
             self._create_pods(job)
 
@@ -741,6 +769,8 @@ class SimulatedCluster:
             return
         node = self.nodes[pod.node]
         self._freed[node.spec.name] = node
+        if self.kai is not None:
+            self.kai.released(pod)
         spec = pod.job.spec
         node.free_cpu += spec.cpu
         node.free_memory += spec.memory
@@ -810,6 +840,8 @@ class SimulatedCluster:
     def _delete_job(self, job: _Job) -> None:
         job.deleted = True
         self._emit(job.kind, "DELETED", self._job_obj(job))
+        if self.kai is not None:
+            self.kai.job_deleted(job)
         for pod in list(job.pods.values()):
             self._delete_pod(pod)
         del self.jobs[job.key]
@@ -979,6 +1011,8 @@ class SimulatedCluster:
         if self._dra is not None:
             self._dra.bound(spec.namespace, sim_pod.name, sim_pod.uid, node, indices, self._now)
         self._emit_pod(sim_pod)
+        if self.kai is not None:
+            self.kai.bound(sim_pod)
         if job.is_service or first:
             self._emit_job(job)
         if spec.duration is not None and not job.is_service:
@@ -1037,6 +1071,8 @@ class SimulatedCluster:
         live = job.live_pods
         running = [p for p in live if p.node is not None]
         pending = [p for p in live if p.node is None]
+        if action == "move" and self.kai is not None:
+            raise SimulatorError(f"{ident}: {KAI_MOVE_REFUSAL}")
         if action == "cancel":
             if job.finished:
                 raise SimulatorError(

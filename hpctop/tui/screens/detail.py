@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from hpctop.backends.kai import read as kai
 from hpctop.model.history import JournalEntry
 from hpctop.model.objects import Job, JobKey, Pod, Workload
 from hpctop.model.store import Snapshot
@@ -174,6 +175,12 @@ def detail_text(
         t.append("\n")
     if len(pods) > 200:
         t.append(f"  … {len(pods) - 200} more\n")
+    # KAI's reservation pods hold the physical GPUs this job's shares split (no job row of their own)
+    for reservation in kai.reservations_of(pods, snapshot.pods)[:16]:
+        t.append(
+            f"  GPU held for these shares by KAI reservation pod {_s(reservation.namespace, 64)}/"
+            f"{_s(reservation.name, 80)} on {_s(reservation.node_name or '-', 64)}\n"
+        )
 
     if job.nodes:
         t.append("\nPlacement\n", style="bold underline")

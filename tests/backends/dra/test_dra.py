@@ -48,7 +48,7 @@ MIG_1G = f"{MIG_PREFIX}1g.5gb"
 
 def objects(*case_ids: str) -> list[tuple[str, dict[str, Any]]]:
     wanted = set(case_ids) or {c.id for c in DRA_CASES}
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for case in DRA_CASES:
         if case.id in wanted:
             out.extend(

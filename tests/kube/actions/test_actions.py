@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -32,19 +30,6 @@ pytestmark = pytest.mark.looptime
 
 TRAIN = ("team-a", "Job", "train")
 JOB_PATH = "/apis/batch/v1/namespaces/team-a/jobs/train"
-
-
-@pytest.fixture
-def audit(tmp_path: Path) -> AuditLog:
-    return AuditLog(tmp_path / "state" / "audit.jsonl")
-
-
-@pytest.fixture
-async def actions(connection: Connection, audit: AuditLog) -> AsyncIterator[KubeActions]:
-    client = KubeClient(connection, read_only=False)
-    core = KubeActions(client, audit=audit)
-    yield core
-    await core.close()
 
 
 def seed(fake: FakeApiServer, name: str = "train", pods: int = 2, **job: Any) -> None:
@@ -196,7 +181,7 @@ async def test_m5_reset_after_the_delete_is_settled_by_rereading(
     result = await actions.execute(ActionRequest(ActionKind.CANCEL, TRAIN))
     assert result.ok and "confirmed by re-reading" in result.message
     assert len(writes(fake, "DELETE")) == 1  # never sent twice, not even by aiohttp
-    methods = [(r.method, r.url.path) for _, r in fake.log]
+    methods: list[tuple[str, str]] = [(r.method, r.url.path) for _, r in fake.log]
     delete_at = methods.index(("DELETE", JOB_PATH))
     assert ("GET", JOB_PATH) in methods[delete_at + 1 :]
 

@@ -9,8 +9,6 @@ Loop time is virtual (looptime): the bounded waits (Kueue eviction, Volcano phas
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -46,19 +44,6 @@ pytestmark = pytest.mark.looptime
 
 NS = "team-a"
 VC = "Job.batch.volcano.sh"
-
-
-@pytest.fixture
-def audit(tmp_path: Path) -> AuditLog:
-    return AuditLog(tmp_path / "state" / "audit.jsonl")
-
-
-@pytest.fixture
-async def actions(connection: Connection, audit: AuditLog) -> AsyncIterator[KubeActions]:
-    client = KubeClient(connection, read_only=False)
-    core = KubeActions(client, audit=audit)
-    yield core
-    await core.close()
 
 
 def put(fake: FakeApiServer, res: Res, name: str, spec: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from multidict import CIMultiDictProxy
 
 from tests.kube.fakeserver import JOB_ORPHAN_WARNING, JOBS, PODS, FakeApiServer, Rbac, Rule
 from tests.model_fixtures import batch_job, pod
@@ -30,7 +31,7 @@ def seed(fake: FakeApiServer, pods: int = 2) -> None:
 
 async def send(
     url: str, method: str, body: Any = None, *, ctype: str = "application/json", **params: str
-) -> tuple[int, Any, aiohttp.typedefs.LooseHeaders]:
+) -> tuple[int, Any, CIMultiDictProxy[str]]:
     data = orjson.dumps(body) if body is not None else None
     session = aiohttp.ClientSession()
     session._retry_connection = False  # aiohttp would resend a DELETE after a reset

@@ -5,8 +5,6 @@ saw and ``fieldManager=hpctop``; a 409 re-reads and asks again; a 403 is explain
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -15,8 +13,6 @@ import pytest
 from hpctop.actions.audit import AuditLog
 from hpctop.actions.kube import KubeActions, StaleTarget
 from hpctop.errors import ActionFailed, ActionRefused
-from hpctop.sources.kube.connection import Connection
-from hpctop.sources.kube.transport import KubeClient
 from tests.kube.fakeserver import (
     ALL,
     CLUSTER_QUEUES,
@@ -31,19 +27,6 @@ from tests.kube.fakeserver import (
 pytestmark = pytest.mark.looptime
 
 NS = "team-a"
-
-
-@pytest.fixture
-def audit(tmp_path: Path) -> AuditLog:
-    return AuditLog(tmp_path / "state" / "audit.jsonl")
-
-
-@pytest.fixture
-async def actions(connection: Connection, audit: AuditLog) -> AsyncIterator[KubeActions]:
-    client = KubeClient(connection, read_only=False)
-    core = KubeActions(client, audit=audit)
-    yield core
-    await core.close()
 
 
 def put_queue(fake: FakeApiServer, res: Res, name: str, **spec: Any) -> dict[str, Any]:

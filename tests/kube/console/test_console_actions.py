@@ -10,9 +10,7 @@ keeps serving the fake.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,63 +20,35 @@ from textual.pilot import Pilot
 
 from hpctop.actions.requests import ActionKind
 from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.commands import HpctopCommands
 from hpctop.tui.screens.confirm import ConfirmScreen
 from hpctop.tui.screens.help import HelpScreen
 from hpctop.tui.screens.permissions import PermissionsScreen
 from hpctop.tui.widgets.jobs import JobsTable
+from tests.kube.conftest import live_console
+from tests.kube.console.conftest import KEY, SIZE, confirm_text, settle
 from tests.kube.fakeserver import JOBS, FakeApiServer, Rbac, Rule
 from tests.model_fixtures import batch_job
 
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
-KEY = ("team-a", "Job", "train")
 JOB_PATH = "/apis/batch/v1/namespaces/team-a/jobs/train"
-SIZE = (160, 50)
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    """Poll without blocking the loop that serves the fake API server."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
-
-
-async def settle(app: HpctopApp, pilot: Pilot[None]) -> None:
-    """Wait for the console's action workers (HTTP in threads), then for their answers to show."""
-    await until(lambda: not any(w.group == "actions" and w.is_running for w in app.workers), what="workers")
-    await pilot.pause()
-    await pilot.pause()
 
 
 @pytest.fixture
 async def live(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIterator[LiveConsoleSession]:
     fake.upsert(JOBS, batch_job("train"))
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         read_only=False,
         audit_path=tmp_path / "state" / "audit.jsonl",
-    )
-    try:
-        await until(lambda: session.synced and KEY in session.snapshot.jobs, what="the job to be listed")
+        ready=lambda session: session.synced and KEY in session.snapshot.jobs,
+        what="the job to be listed",
+    ) as session:
         yield session
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 def body(request: Any) -> Any:
     return orjson.loads(request.body)
-
-
-def confirm_text(app: HpctopApp) -> str:
-    assert isinstance(app.screen, ConfirmScreen), type(app.screen).__name__
-    return str(app.screen.query_one("#confirm-body").render())
 
 
 async def select_train(app: HpctopApp, pilot: Pilot[None]) -> None:
@@ -225,16 +195,13 @@ async def test_denied_actions_are_greyed_out_with_the_reason(
 ) -> None:
     fake.rbac = Rbac(rules=[Rule(verbs=("get", "list", "watch", "patch"))])
     fake.upsert(JOBS, batch_job("train"))
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         read_only=False,
         audit_path=tmp_path / "audit.jsonl",
-    )
-    try:
-        await until(lambda: session.synced and KEY in session.snapshot.jobs, what="the job")
+        ready=lambda session: session.synced and KEY in session.snapshot.jobs,
+        what="the job",
+    ) as session:
         app = make_app(session, tick_interval=0)
         async with app.run_test(size=SIZE) as pilot:
             await select_train(app, pilot)
@@ -262,5 +229,3 @@ async def test_denied_actions_are_greyed_out_with_the_reason(
             assert "alice@example.com" in listed and "team-a / Job" in listed
             assert "✗ cancel" in listed and "✓ hold" in listed
         assert fake.writes() == []
-    finally:
-        await asyncio.to_thread(session.close)

@@ -8,105 +8,33 @@ allow (a Volcano move: ``spec.queue`` is immutable) is greyed out with the reaso
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
-
 import orjson
-import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from hpctop.actions.kube import SLINKY_PARTITION, SLINKY_PRIORITY
-from hpctop.actions.requests import SLINKY_SCHEDULER, ActionKind
+from hpctop.actions.requests import ActionKind
 from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.resources import DEFAULT_RESOURCES, VOLCANO_JOBS
-from hpctop.tui.app import HpctopApp, make_app
+from hpctop.tui.app import make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen, PromptScreen
-from hpctop.tui.widgets.jobs import JobsTable
-from tests.kube.console.test_console_actions import FAST, SIZE, confirm_text, settle, until
-from tests.kube.fakeserver import JOBS, PODS, PRIORITY_CLASSES, VCJOBS, FakeApiServer
-from tests.model_fixtures import batch_job, pod
-
-NS = "team-a"
-VC_KEY = (NS, "Job.batch.volcano.sh", "llm")
-SLINKY_KEY = (NS, "Job", "sim")
-
-
-def seed(fake: FakeApiServer) -> None:
-    for name, value in (("low", 10), ("high", 1000)):
-        fake.upsert(PRIORITY_CLASSES, {"metadata": {"name": name}, "value": value})
-    vc = fake.upsert(
-        VCJOBS,
-        {
-            "metadata": {"name": "llm", "namespace": NS},
-            "spec": {"queue": "default", "minAvailable": 1, "priorityClassName": "low"},
-            "status": {"state": {"phase": "Pending"}},
-        },
-    )
-    member = pod("llm-w-0")
-    member["metadata"]["ownerReferences"] = [
-        {
-            "apiVersion": "batch.volcano.sh/v1alpha1",
-            "kind": "Job",
-            "name": "llm",
-            "uid": vc["metadata"]["uid"],
-        }
-    ]
-    member["spec"]["schedulerName"] = "volcano"
-    fake.upsert(PODS, member)
-    job = batch_job("sim")
-    job["metadata"]["annotations"] = {SLINKY_PARTITION: "gpu", SLINKY_PRIORITY: "100"}
-    job["spec"]["template"]["spec"]["schedulerName"] = SLINKY_SCHEDULER
-    fake.upsert(JOBS, job)
-    worker = pod("sim-0", owner=("Job", "sim"))
-    worker["spec"]["schedulerName"] = SLINKY_SCHEDULER
-    fake.upsert(PODS, worker)
-
-
-@pytest.fixture
-async def live(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIterator[LiveConsoleSession]:
-    seed(fake)
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
-        resources=(*DEFAULT_RESOURCES, VOLCANO_JOBS),
-        read_only=False,
-        audit_path=tmp_path / "audit.jsonl",
-    )
-    try:
-        await until(
-            lambda: session.synced and {VC_KEY, SLINKY_KEY} <= set(session.snapshot.jobs),
-            what="the Volcano and the Slinky job",
-        )
-        yield session
-    finally:
-        await asyncio.to_thread(session.close)
-
-
-def real_patches(fake: FakeApiServer) -> list[Any]:
-    return [
-        w
-        for w in fake.writes()
-        if str(getattr(w.method, "value", w.method)).upper() == "PATCH" and "dryRun" not in w.params
-    ]
-
-
-async def select(app: HpctopApp, pilot: Pilot[None], key: tuple[str, str, str]) -> None:
-    app.step_now(0)
-    await pilot.pause()
-    assert app.query_one(JobsTable).select_key(key)
-    await pilot.pause()
-    await settle(app, pilot)
+from tests.kube.console.conftest import (
+    NS,
+    SIZE,
+    SLINKY_KEY,
+    VC_KEY,
+    confirm_text,
+    real_patches,
+    select,
+    settle,
+)
+from tests.kube.fakeserver import JOBS, VCJOBS, FakeApiServer
+from tests.model_fixtures import batch_job
+from tests.polling import until
 
 
 async def test_volcano_priority_is_picked_from_the_priority_classes(
-    fake: FakeApiServer, live: LiveConsoleSession
+    fake: FakeApiServer, volcano: LiveConsoleSession
 ) -> None:
-    app = make_app(live, tick_interval=0)
+    app = make_app(volcano, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, VC_KEY)
         assert app.check_action("job_action", ("priority",)) is True
@@ -135,9 +63,9 @@ async def test_volcano_priority_is_picked_from_the_priority_classes(
 
 
 async def test_slinky_priority_and_partition_from_the_console(
-    fake: FakeApiServer, live: LiveConsoleSession
+    fake: FakeApiServer, volcano: LiveConsoleSession
 ) -> None:
-    app = make_app(live, tick_interval=0)
+    app = make_app(volcano, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, SLINKY_KEY)
         # a batch Job's priority is refused; a Slinky one's is a patch of the Job (its hold's RBAC)
@@ -173,10 +101,12 @@ async def test_slinky_priority_and_partition_from_the_console(
         assert [(e.action, e.ok) for e in app.journal.of(SLINKY_KEY)] == [("priority", True), ("move", True)]
 
 
-async def test_a_plain_job_keeps_priority_greyed_out(fake: FakeApiServer, live: LiveConsoleSession) -> None:
+async def test_a_plain_job_keeps_priority_greyed_out(
+    fake: FakeApiServer, volcano: LiveConsoleSession
+) -> None:
     fake.upsert(JOBS, batch_job("plain"))
-    await until(lambda: (NS, "Job", "plain") in live.snapshot.jobs, what="the plain job")
-    app = make_app(live, tick_interval=0)
+    await until(lambda: (NS, "Job", "plain") in volcano.snapshot.jobs, what="the plain job")
+    app = make_app(volcano, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, (NS, "Job", "plain"))
         assert app.check_action("job_action", ("priority",)) is None

@@ -17,21 +17,20 @@ tests read it the same way, with the session's clock under their control where t
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from hpctop.runtime.live_console import IDLE_REFRESH, LiveConsoleSession
 from hpctop.sources.kube.connection import Connection, load_connection
-from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState
+from hpctop.sources.kube.reflector import ReflectorState
 from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
 from hpctop.sources.kube.transport import KubeClient
+from tests.kube.conftest import FAST
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
 from tests.model_fixtures import node, pod
+from tests.polling import until
 
 TICK = 0.5  # the console's tick (real seconds)
-SETTINGS = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 
 
 class Clock:
@@ -42,14 +41,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def seed(fake: FakeApiServer, pods: int) -> None:
@@ -66,11 +57,11 @@ async def test_quiet_cluster_runs_the_core_once_per_change_not_per_tick(
     clock = Clock(1_000_000.0)
     connection = await load_connection(str(kubeconfig))
     session = LiveConsoleSession(
-        connection, resources=[POD_SPEC, NODE_SPEC], settings=SETTINGS, clock=clock, min_refresh=0.0
+        connection, resources=[POD_SPEC, NODE_SPEC], settings=FAST, clock=clock, min_refresh=0.0
     )
     session.start()
     try:
-        await until(lambda: session.synced, what="the first lists")
+        await until(lambda: session.synced, what="the first lists", timeout=20.0)
         assert len(session.snapshot.pods) == 20
         assert session.schedule_runs == 1
         # a quiet minute of ticks: no core run, but the result's clock follows the wall clock
@@ -87,7 +78,7 @@ async def test_quiet_cluster_runs_the_core_once_per_change_not_per_tick(
         # a change is one core run, however often the view is read after it
         version = session.store.version
         fake.upsert(PODS, pod("p-new", phase="Pending", gpus=1))
-        await until(lambda: session.store.version != version, what="the new pod's event")
+        await until(lambda: session.store.version != version, what="the new pod's event", timeout=20.0)
         for _ in range(5):
             clock.t += TICK
             session.snapshot  # noqa: B018
@@ -111,7 +102,7 @@ async def test_no_core_run_on_a_half_synced_store_rows_show_while_listing(
     session = LiveConsoleSession(
         connection,
         resources=[POD_SPEC, NODE_SPEC],
-        settings=SETTINGS,
+        settings=FAST,
         client_factory=client,
         min_refresh=0.0,
     )
@@ -120,6 +111,7 @@ async def test_no_core_run_on_a_half_synced_store_rows_show_while_listing(
         await until(
             lambda: "Pod" in session.statuses and session.statuses["Pod"].state is ReflectorState.SYNCED,
             what="the pod list",
+            timeout=20.0,
         )
         assert fake.stalled_lists == 1 and not session.statuses["Node"].synced_once
         ticks = 0
@@ -131,7 +123,7 @@ async def test_no_core_run_on_a_half_synced_store_rows_show_while_listing(
         assert session.schedule_runs == 0, f"{session.schedule_runs} core runs on a half-synced store"
         assert session.result.plans == {}
         # the last first list ended: the next read is the core's first run, on the whole store
-        await until(lambda: session.synced, what="the node list after its retry")
+        await until(lambda: session.synced, what="the node list after its retry", timeout=20.0)
         assert len(session.snapshot.nodes) == 2
         assert session.schedule_runs == 1
         key = next(iter(session.snapshot.jobs))

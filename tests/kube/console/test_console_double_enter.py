@@ -10,22 +10,13 @@ must survive, show one confirmation, and have sent no write.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 from textual import events
 from textual.pilot import Pilot
 
 from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.resources import DEFAULT_RESOURCES, VOLCANO_JOBS
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen
-from tests.kube.console.test_console_actions import FAST, SIZE, settle
-from tests.kube.console.test_console_backends import VC_KEY, real_patches, select
-from tests.kube.console.test_console_backends import seed as seed_volcano
-from tests.kube.console.test_console_queues import connect, patches, put_queues, select_queue
+from tests.kube.console.conftest import KEY, SIZE, VC_KEY, patches, real_patches, select, select_queue, settle
 from tests.kube.fakeserver import FakeApiServer
 
 
@@ -38,28 +29,7 @@ async def double_enter(app: HpctopApp, pilot: Pilot[None]) -> None:
     await pilot.pause(0.2)
 
 
-@pytest.fixture
-async def volcano(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIterator[LiveConsoleSession]:
-    seed_volcano(fake)
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
-        resources=(*DEFAULT_RESOURCES, VOLCANO_JOBS),
-        read_only=False,
-        audit_path=tmp_path / "audit.jsonl",
-    )
-    try:
-        yield session
-    finally:
-        await asyncio.to_thread(session.close)
-
-
 async def test_priority_class_picker(fake: FakeApiServer, volcano: LiveConsoleSession) -> None:
-    from tests.kube.console.test_console_actions import until
-
-    await until(lambda: volcano.synced and VC_KEY in volcano.snapshot.jobs, what="the Volcano job")
     app = make_app(volcano, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select(app, pilot, VC_KEY)
@@ -71,36 +41,24 @@ async def test_priority_class_picker(fake: FakeApiServer, volcano: LiveConsoleSe
         assert real_patches(fake) == []
 
 
-async def test_close_queue_picker(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> None:
-    put_queues(fake)
-    live = await connect(fake, kubeconfig, tmp_path)
-    try:
-        app = make_app(live, tick_interval=0)
-        async with app.run_test(size=SIZE) as pilot:
-            await select_queue(app, pilot)
-            await pilot.press("x")
-            await pilot.pause()
-            await double_enter(app, pilot)
-            assert app.is_running and isinstance(app.screen, ConfirmScreen)
-            assert len(app.screen_stack) == 2
-            assert all(w.params.get("dryRun") == "All" for w in patches(fake))
-    finally:
-        await asyncio.to_thread(live.close)
+async def test_close_queue_picker(fake: FakeApiServer, kueue: LiveConsoleSession) -> None:
+    app = make_app(kueue, tick_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await select_queue(app, pilot)
+        await pilot.press("x")
+        await pilot.pause()
+        await double_enter(app, pilot)
+        assert app.is_running and isinstance(app.screen, ConfirmScreen)
+        assert len(app.screen_stack) == 2
+        assert all(w.params.get("dryRun") == "All" for w in patches(fake))
 
 
-async def test_move_queue_picker(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> None:
-    put_queues(fake)
-    live = await connect(fake, kubeconfig, tmp_path)
-    try:
-        app = make_app(live, tick_interval=0)
-        async with app.run_test(size=SIZE) as pilot:
-            from tests.kube.console.test_console_queues import KEY
-
-            await select(app, pilot, KEY)
-            await pilot.press("m")
-            await pilot.pause()
-            await double_enter(app, pilot)
-            assert app.is_running and len(app.screen_stack) == 2
-            assert real_patches(fake) == []
-    finally:
-        await asyncio.to_thread(live.close)
+async def test_move_queue_picker(fake: FakeApiServer, kueue: LiveConsoleSession) -> None:
+    app = make_app(kueue, tick_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(app, pilot, KEY)
+        await pilot.press("m")
+        await pilot.pause()
+        await double_enter(app, pilot)
+        assert app.is_running and len(app.screen_stack) == 2
+        assert real_patches(fake) == []

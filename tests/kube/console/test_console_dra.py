@@ -22,8 +22,10 @@ from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.gpus import GpuPane
 from tests.backends.test_live_truth import CASES, _served
-from tests.kube.console.test_console_actions import FAST, SIZE, until
+from tests.kube.conftest import FAST
+from tests.kube.console.conftest import SIZE
 from tests.kube.fakeserver import ALL, DRA, DRA_V1BETA2, PODS, RESOURCE_CLAIMS, FakeApiServer, Res
+from tests.polling import until
 
 NODE = "lt-dra-a100"
 

@@ -9,7 +9,6 @@ reads: read-only mode offers them and the server sees no write.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,9 +19,11 @@ from hpctop.tui.app import make_app
 from hpctop.tui.screens.confirm import PickScreen
 from hpctop.tui.screens.textview import TextScreen
 from hpctop.tui.widgets.jobs import JobsTable
-from tests.kube.console.test_console_actions import FAST, KEY, settle, until
+from tests.kube.conftest import live_console
+from tests.kube.console.conftest import KEY, settle
 from tests.kube.fakeserver import JOBS, PODS, FakeApiServer
 from tests.model_fixtures import batch_job, pod
+from tests.polling import until
 
 SMALL = (80, 24)
 PLANTED = "step 7 \x1b]52;c;ZXZpbA==\x07 loss 1.2"
@@ -35,19 +36,14 @@ async def live(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIt
     worker["spec"]["containers"].append({"name": "sidecar", "image": "busybox"})
     fake.upsert(PODS, worker)
     fake.pod_logs[("team-a", "train-0", "sidecar")] = ["sidecar up", PLANTED]
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         read_only=True,
         audit_path=tmp_path / "audit.jsonl",
-    )
-    try:
-        await until(lambda: session.synced and KEY in session.snapshot.jobs, what="the job")
+        ready=lambda session: session.synced and KEY in session.snapshot.jobs,
+        what="the job",
+    ) as session:
         yield session
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 def body(app: object) -> str:

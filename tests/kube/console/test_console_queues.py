@@ -10,96 +10,40 @@ reason, and nothing is resent.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import orjson
-import pytest
-from textual.pilot import Pilot
 
 from hpctop.actions.requests import ActionKind
 from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.resources import DEFAULT_RESOURCES, kueue_resources
-from hpctop.tui.app import HpctopApp, make_app
+from hpctop.tui.app import make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PickScreen
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
-from tests.kube.console.test_console_actions import FAST, KEY, SIZE, confirm_text, settle, until
+from tests.kube.console.conftest import (
+    CQ,
+    KEY,
+    SIZE,
+    confirm_text,
+    kueue_console,
+    patches,
+    put_queues,
+    select_queue,
+    settle,
+)
 from tests.kube.fakeserver import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, FakeApiServer, Rbac, Rule
-from tests.model_fixtures import batch_job
+from tests.polling import until
 
-#: what the fake serves of Kueue (no Cohort, no ResourceFlavor)
-KUEUE = [r for r in kueue_resources() if r.plural in ("workloads", "clusterqueues", "localqueues")]
-CQ = "gpu-a"
 CQ_PATH = f"/apis/kueue.x-k8s.io/v1beta2/clusterqueues/{CQ}"
 REVIEWS = "selfsubjectrulesreviews"
-
-
-def put_queues(fake: FakeApiServer, stop: str = "None") -> None:
-    quota = {"name": "nvidia.com/gpu", "nominalQuota": "8"}
-    spec = {
-        "namespaceSelector": {},
-        "resourceGroups": [
-            {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "h100", "resources": [quota]}]}
-        ],
-        "stopPolicy": stop,
-    }
-    fake.upsert(CLUSTER_QUEUES, {"metadata": {"name": CQ}, "spec": spec, "status": {"admittedWorkloads": 2}})
-    fake.upsert(
-        LOCAL_QUEUES,
-        {"metadata": {"name": "team-q", "namespace": "team-a"}, "spec": {"clusterQueue": CQ}, "status": {}},
-    )
-
-
-async def connect(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> LiveConsoleSession:
-    fake.upsert(JOBS, batch_job("train"))
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
-        resources=(*DEFAULT_RESOURCES, *KUEUE),
-        read_only=False,
-        audit_path=tmp_path / "audit.jsonl",
-    )
-    await until(
-        lambda: session.synced and KEY in session.snapshot.jobs and f"root.{CQ}" in session.result.queues,
-        what="the job and the ClusterQueue",
-    )
-    return session
-
-
-@pytest.fixture
-async def live(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIterator[LiveConsoleSession]:
-    put_queues(fake)
-    session = await connect(fake, kubeconfig, tmp_path)
-    try:
-        yield session
-    finally:
-        await asyncio.to_thread(session.close)
-
-
-def patches(fake: FakeApiServer) -> list[Any]:
-    return [w for w in fake.writes() if str(getattr(w.method, "value", w.method)).upper() == "PATCH"]
 
 
 def rules_reviews(fake: FakeApiServer) -> int:
     return sum(1 for _, r in fake.log if r.url.path.endswith(REVIEWS))
 
 
-async def select_queue(app: HpctopApp, pilot: Pilot[None]) -> None:
-    app.step_now(0)
-    await pilot.pause()
-    await pilot.press("2")
-    assert app.query_one(QueuePane).select(f"root.{CQ}")
-    await pilot.pause()
-    await settle(app, pilot)  # the permissions asked at start and for the queue
-
-
-async def test_close_with_hold_and_drain_then_open(fake: FakeApiServer, live: LiveConsoleSession) -> None:
-    app = make_app(live, tick_interval=0)
+async def test_close_with_hold_and_drain_then_open(fake: FakeApiServer, kueue: LiveConsoleSession) -> None:
+    app = make_app(kueue, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select_queue(app, pilot)
         assert app.queue_target() == ("ClusterQueue", CQ, "")
@@ -135,7 +79,7 @@ async def test_close_with_hold_and_drain_then_open(fake: FakeApiServer, live: Li
         await settle(app, pilot)
         assert fake.get(CLUSTER_QUEUES, CQ)["spec"]["stopPolicy"] == "None"  # type: ignore[index]
         assert len(patches(fake)) == 4  # dry run + patch, twice; nothing else
-    records = [r for r in live.audit.records() if r.job == f"/ClusterQueue/{CQ}"]
+    records = [r for r in kueue.audit.records() if r.job == f"/ClusterQueue/{CQ}"]
     assert [(r.phase, r.action) for r in records] == [
         ("intent", "stop-policy:HoldAndDrain"),
         ("outcome", "stop-policy:HoldAndDrain"),
@@ -145,9 +89,9 @@ async def test_close_with_hold_and_drain_then_open(fake: FakeApiServer, live: Li
 
 
 async def test_hold_is_the_first_choice_and_escape_sends_nothing(
-    fake: FakeApiServer, live: LiveConsoleSession
+    fake: FakeApiServer, kueue: LiveConsoleSession
 ) -> None:
-    app = make_app(live, tick_interval=0)
+    app = make_app(kueue, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select_queue(app, pilot)
         await pilot.press("x")
@@ -173,8 +117,7 @@ async def test_queue_keys_greyed_out_when_the_review_forbids_patch(
         rules=[Rule(verbs=("get", "list", "watch")), Rule(verbs=("patch",), resources=("jobs",))]
     )
     put_queues(fake)
-    session = await connect(fake, kubeconfig, tmp_path)
-    try:
+    async with kueue_console(fake, kubeconfig, tmp_path) as session:
         app = make_app(session, tick_interval=0)
         async with app.run_test(size=SIZE) as pilot:
             await select_queue(app, pilot)
@@ -189,14 +132,12 @@ async def test_queue_keys_greyed_out_when_the_review_forbids_patch(
             assert not isinstance(app.screen, (PickScreen, ConfirmScreen))
             assert any("close queue: probably denied" in n.message for n in app._notifications)
         assert fake.writes() == []
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 async def test_a_403_on_a_queue_asks_the_review_again_and_greys_it_out(
-    fake: FakeApiServer, live: LiveConsoleSession
+    fake: FakeApiServer, kueue: LiveConsoleSession
 ) -> None:
-    app = make_app(live, tick_interval=0)
+    app = make_app(kueue, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         await select_queue(app, pilot)
         await pilot.press("o")  # already open: the preview says so and Confirm is disabled
@@ -232,9 +173,9 @@ async def test_a_403_on_a_queue_asks_the_review_again_and_greys_it_out(
 
 
 async def test_a_403_on_a_job_asks_the_review_again_and_greys_it_out(
-    fake: FakeApiServer, live: LiveConsoleSession
+    fake: FakeApiServer, kueue: LiveConsoleSession
 ) -> None:
-    app = make_app(live, tick_interval=0)
+    app = make_app(kueue, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         app.step_now(0)
         await pilot.pause()
@@ -263,28 +204,28 @@ async def test_a_403_on_a_job_asks_the_review_again_and_greys_it_out(
         assert ActionKind.HOLD in app.permission_cache[("team-a", "Job")]
 
 
-async def test_a_403_greying_expires(fake: FakeApiServer, live: LiveConsoleSession) -> None:
+async def test_a_403_greying_expires(fake: FakeApiServer, kueue: LiveConsoleSession) -> None:
     now = [1000.0]
-    app = make_app(live, tick_interval=0, clock=lambda: now[0])
+    app = make_app(kueue, tick_interval=0, clock=lambda: now[0])
     async with app.run_test(size=SIZE) as pilot:
         await select_queue(app, pilot)
-        app.denied[(live.default_namespace, "ClusterQueue", ActionKind.HOLD)] = (now[0], "refused (403)")
+        app.denied[(kueue.default_namespace, "ClusterQueue", ActionKind.HOLD)] = (now[0], "refused (403)")
         assert app.check_action("queue_stop", ("close",)) is None
         now[0] += 301.0  # DENIED_TTL later the rules review decides again
         assert app.check_action("queue_stop", ("close",)) is True
 
 
 async def test_a_local_queue_row_closes_and_opens_its_local_queue(
-    fake: FakeApiServer, live: LiveConsoleSession
+    fake: FakeApiServer, kueue: LiveConsoleSession
 ) -> None:
     path = f"root.{CQ}.team-a/team-q"
-    app = make_app(live, tick_interval=0)
+    app = make_app(kueue, tick_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         app.step_now(0)
         await pilot.pause()
         pane = app.query_one(QueuePane)
         assert path in pane.local and pane.queues[f"root.{CQ}"].children == (path,)
-        assert path not in live.result.queues  # a display row: the core's tree is unchanged
+        assert path not in kueue.result.queues  # a display row: the core's tree is unchanged
         await pilot.press("2")
         assert pane.select(path)
         await settle(app, pilot)
@@ -301,7 +242,7 @@ async def test_a_local_queue_row_closes_and_opens_its_local_queue(
         await settle(app, pilot)
         lq = fake.get(LOCAL_QUEUES, "team-q", "team-a")
         assert lq is not None and lq["spec"]["stopPolicy"] == "Hold"
-        await until(lambda: live.snapshot.queues[path].state == "Held", what="the LocalQueue held")
+        await until(lambda: kueue.snapshot.queues[path].state == "Held", what="the LocalQueue held")
         app.step_now(0)
         await pilot.pause()
         assert pane.queues[path].state.value == "closed"  # the row says so: "[closed]"

@@ -11,15 +11,11 @@ would be caught by the server's log, not only by the console's own flag.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hpctop.actions.requests import ActionKind, ActionRequest
-from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.resources import DEFAULT_RESOURCES
 from hpctop.sources.kube.transport import ReadOnlyViolation
 from hpctop.sources.scenario import parse_scenario
@@ -30,23 +26,16 @@ from hpctop.tui.screens.permissions import PermissionsScreen
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
-from tests.kube.console.test_console_queues import CQ, KUEUE, put_queues
+from tests.kube.conftest import live_console
+from tests.kube.console.conftest import CQ, KUEUE, put_queues
 from tests.kube.fakeserver import FakeApiServer
 from tests.kube.simserver import serve
+from tests.polling import until
 from tests.sources.test_simulator import BASE
 from tests.sources.test_simulator import JOBS as SCENARIO_JOBS
 
 SMALL = parse_scenario(BASE + SCENARIO_JOBS, name="t")
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 REVIEWS = ("selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews")
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
 
 
 def mutating(fake: FakeApiServer) -> list[str]:
@@ -66,20 +55,16 @@ async def test_read_only_console_sends_no_write(
     serve(fake, SMALL, at=10)
     put_queues(fake)  # a Kueue ClusterQueue row, so the queue keys have something to act on
     audit = tmp_path / "audit.jsonl"
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         read_only=True,
         audit_path=audit,
         resources=(*DEFAULT_RESOURCES, *KUEUE),
-    )
-    try:
-        await until(
-            lambda: session.synced and bool(session.snapshot.jobs) and f"root.{CQ}" in session.result.queues,
-            what="the served jobs and the ClusterQueue",
-        )
+        ready=lambda session: (
+            session.synced and bool(session.snapshot.jobs) and f"root.{CQ}" in session.result.queues
+        ),
+        what="the served jobs and the ClusterQueue",
+    ) as session:
         app = make_app(session, tick_interval=0, show_charts=False)
         async with app.run_test(size=(160, 50)) as pilot:
             app.step_now(0)
@@ -169,8 +154,6 @@ async def test_read_only_console_sends_no_write(
             await asyncio.to_thread(
                 session.kube_actuator.execute, ActionRequest(ActionKind.CANCEL, ("default", "Job", "train"))
             )
-    finally:
-        await asyncio.to_thread(session.close)
     assert mutating(fake) == []
     assert fake.writes() == []
     reviews = [r.url.path for _, r in fake.log if r.url.path.endswith("selfsubjectreviews")]

@@ -7,7 +7,6 @@ real: the prompt, YuniKorn's validate-conf, the ConfigMap dry run in the confirm
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +19,8 @@ from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.tui.app import make_app
 from hpctop.tui.screens.confirm import ConfirmScreen, PromptScreen
 from tests.kube.actions.test_actions_yunikorn import QUEUES, nlp
-from tests.kube.console.test_console_actions import FAST, SIZE, confirm_text, settle, until
+from tests.kube.conftest import live_console
+from tests.kube.console.conftest import SIZE, confirm_text, settle
 from tests.kube.fakeserver import CONFIGMAPS, FakeApiServer, Rbac, Rule
 
 NLP = "root.research.nlp"
@@ -32,19 +32,14 @@ async def live(fake: FakeApiServer, kubeconfig: Path, tmp_path: Path) -> AsyncIt
         CONFIGMAPS,
         {"metadata": {"name": "yunikorn-configs", "namespace": "yunikorn"}, "data": {"queues.yaml": QUEUES}},
     )
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
-        settings=FAST,
+    async with live_console(
+        kubeconfig,
         read_only=False,
         audit_path=tmp_path / "audit.jsonl",
-    )
-    try:
-        await until(lambda: session.synced, what="the first lists")
+        ready=lambda session: session.synced,
+        what="the first lists",
+    ) as session:
         yield session
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 async def test_priority_offset_from_the_console(fake: FakeApiServer, live: LiveConsoleSession) -> None:

@@ -24,7 +24,7 @@ import os
 import ssl
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -37,25 +37,18 @@ from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import load_connection
 from hpctop.sources.kube.errors import KubeConfigError
 from hpctop.sources.kube.exec_plugin import ExecIO
-from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState
+from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
 from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
 from tests.kube.conftest import make_certificate, write_kubeconfig
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
-from tests.kube.test_reflector import pods_in, reflecting, server_pods
+from tests.kube.reflectors import pods_in, reflecting, server_pods
 from tests.model_fixtures import node, pod
+from tests.polling import until
 
 FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2, inactivity=5.0)
-
-
-async def until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def authorizations(fake: FakeApiServer) -> list[str]:
@@ -232,7 +225,10 @@ async def test_c1_a_refresh_that_hangs_leaves_the_console_responsive(
                 await pilot.press("s")
                 assert table.sort_column != column
                 assert time.perf_counter() - pressed < 0.5
-            pod_status = lambda: session.statuses["Pod"]  # noqa: E731
+
+            def pod_status() -> ReflectorStatus:
+                return session.statuses["Pod"]
+
             await until(lambda: "did not finish within 0.5 s" in pod_status().last_error, 10, "the timeout")
             assert pod_status().state is ReflectorState.RETRYING or pod_status().failures > 0
             await until(lambda: "stale" in session.connection, 10, "the stale mark")

@@ -32,7 +32,7 @@ import asyncio
 import multiprocessing
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
@@ -41,16 +41,15 @@ from typing import Any
 import kmock
 import pytest
 
-from hpctop.runtime.live_console import LiveConsoleSession
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
-from tests.kube.conftest import write_kubeconfig
+from tests.kube.conftest import live_console, write_kubeconfig
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
-from tests.kube.test_reflector import server_pods
+from tests.kube.reflectors import server_pods
 from tests.model_fixtures import node, pod
+from tests.polling import until
 
 NODE_COUNT = 64
 TICK = 0.25  # the console's tick in these tests (real seconds)
@@ -168,28 +167,18 @@ def server_process() -> Iterator[ServerProcess]:
 # -- the test ---------------------------------------------------------------------------------
 
 
-async def until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def burst_under_console(tmp_path: Path, objects: int, rounds: int) -> dict[str, Any]:
     """Run one W15 scenario; returns what was measured (and asserts the invariants)."""
     with server_process() as server:
         assert server.ask(("seed", objects)) == objects
         kubeconfig = write_kubeconfig(tmp_path / "config", server.url)
-        session = await asyncio.to_thread(
-            LiveConsoleSession.connect,
-            str(kubeconfig),
-            None,
+        async with live_console(
+            kubeconfig,
             resources=[POD_SPEC, NODE_SPEC],
-            settings=ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2),
-        )
-        try:
-            await until(lambda: session.synced, 120, "the first list")
+            ready=lambda session: session.synced,
+            timeout=120,
+            what="the first list",
+        ) as session:
             assert len(session.store.pods) == objects
             app = make_app(session, tick_interval=TICK, show_charts=False)
             async with app.run_test(size=(160, 50)) as pilot:
@@ -228,8 +217,6 @@ async def burst_under_console(tmp_path: Path, objects: int, rounds: int) -> dict
                 await pilot.press("q")
             server_versions = await server.ask_async(("versions",))
             store_versions = {k: p.resource_version for k, p in session.store.pods.items()}
-        finally:
-            await asyncio.to_thread(session.close)
 
     # DELETED never dropped: every key whose last event was a delete is gone, the rest converge
     deleted = {("team-a", f"p{k:06d}") for k in range(objects) if k % 4 in (0, 1)}
@@ -262,15 +249,13 @@ async def test_w15_views_are_rebuilt_at_most_once_per_min_refresh(
     """The bound holds whoever reads: a reader polling ``snapshot`` in a tight loop while events
     stream in gets at most one rebuilt view per ``min_refresh``, and still ends on the latest."""
     fake.upsert(NODES, node("n000"))
-    session = await asyncio.to_thread(
-        LiveConsoleSession.connect,
-        str(kubeconfig),
-        None,
+    async with live_console(
+        kubeconfig,
         resources=[POD_SPEC, NODE_SPEC],
-        settings=ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2),
-    )
-    try:
-        await until(lambda: session.synced, 10, "the first list")
+        ready=lambda session: session.synced,
+        timeout=10,
+        what="the first list",
+    ) as session:
         runs_before, coalesced_before = session.schedule_runs, session.refreshes_coalesced
         started = time.monotonic()
         reads = changes = 0
@@ -292,8 +277,6 @@ async def test_w15_views_are_rebuilt_at_most_once_per_min_refresh(
             return shown == server_pods(fake)
 
         await until(latest, 10, "the view to show the last change of every key")
-    finally:
-        await asyncio.to_thread(session.close)
 
 
 async def test_w15_small_burst_is_coalesced_and_converges(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import kmock
@@ -31,17 +30,18 @@ from hpctop.errors import ActionRefused
 from hpctop.model.store import Snapshot
 from hpctop.runtime.live_console import LiveConsoleSession, connection_text
 from hpctop.sources.kube.errors import KubeConfigError
-from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState, ReflectorStatus
+from hpctop.sources.kube.reflector import ReflectorState, ReflectorStatus
 from hpctop.sources.scenario import parse_scenario
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.status import StatusBar
+from tests.kube.conftest import FAST
 from tests.kube.fakeserver import JOBS, NODES, PODS, FakeApiServer
 from tests.kube.simserver import ServedSession, demo, serve
+from tests.polling import until
 from tests.sources.test_simulator import BASE
 from tests.sources.test_simulator import JOBS as SCENARIO_JOBS
 
 SMALL = parse_scenario(BASE + SCENARIO_JOBS, name="t")
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 
 
 def jobs_of(snapshot: Snapshot) -> dict[str, tuple[str, str, tuple[str, ...]]]:
@@ -62,21 +62,12 @@ def gpus_in_use(snapshot: Snapshot) -> int:
     return sum(p.requests.gpu for p in snapshot.pods.values() if p.holds_resources)
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    """Poll without blocking the loop that serves the fake API server."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
-
-
 async def connect(kubeconfig: Path, **options: object) -> LiveConsoleSession:
     session = await asyncio.to_thread(
         LiveConsoleSession.connect,
         str(kubeconfig),
         None,
-        settings=FAST,  # type: ignore[arg-type]
+        settings=FAST,
         **options,  # type: ignore[arg-type]
     )
     await until(lambda: session.synced, what="the reflectors to sync")

@@ -20,8 +20,9 @@ from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.runtime.recording import ReplaySession, record_live
 from hpctop.sources.record import Recorder
 from tests.kube.fakeserver import PODS, FakeApiServer
-from tests.kube.runtime.test_e2e_live import SMALL, until
+from tests.kube.runtime.test_e2e_live import SMALL
 from tests.kube.simserver import serve
+from tests.polling import until
 
 
 def same_cluster(a: Store, b: Store) -> bool:

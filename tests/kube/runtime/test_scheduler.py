@@ -10,23 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import orjson
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from hpctop.cli import main
 from hpctop.runtime.leader import LeaderElector
 from hpctop.runtime.scheduler import CycleReport, HeadlessScheduler, SchedulerOptions
 from hpctop.sources.kube.connection import Connection
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.kube.transport import KubeClient
+from tests.kube.conftest import FAST
 from tests.kube.fakeserver import EVENTS, JOBS, LEASES, NODES, PODS, FakeApiServer, Rbac, Rule
 from tests.model_fixtures import batch_job, node, pod
+from tests.polling import until
 
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 GANG = [f"g-{i}" for i in range(8)]
 
 
@@ -48,14 +48,6 @@ def binds(fake: FakeApiServer) -> list[str]:
 
 def events(fake: FakeApiServer) -> list[dict[str, object]]:
     return [obj for obj in fake.items_of(EVENTS).values()]
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.02)
 
 
 def options(**kw: object) -> SchedulerOptions:
@@ -80,7 +72,9 @@ async def scheduler(connection: Connection, fake: FakeApiServer) -> AsyncIterato
 async def synced_cycle(s: HeadlessScheduler, fake: FakeApiServer) -> CycleReport:
     """One cycle once the scheduler's store has caught up with everything the server holds."""
     await s.wait_synced(5)
-    await until(lambda: s.store.snapshot().pods.keys() >= {k for k in fake.items_of(PODS)}, what="pods")
+    await until(
+        lambda: s.store.snapshot().pods.keys() >= {k for k in fake.items_of(PODS)}, what="pods", timeout=5.0
+    )
     return await s.cycle()
 
 
@@ -92,7 +86,7 @@ async def test_gang_of_8_is_bound_whole_with_events(
 ) -> None:
     seed_gang(fake)
     assert await scheduler.once() is not None
-    await until(lambda: all(bound(fake).values()), what="the gang to be bound")
+    await until(lambda: all(bound(fake).values()), what="the gang to be bound", timeout=5.0)
     where = bound(fake)
     assert sorted(where) == GANG and len(set(where.values())) == 8  # one 8-GPU member per node
     assert sorted(binds(fake)) == GANG
@@ -129,7 +123,7 @@ async def test_bind_failing_midway_rolls_the_gang_back(
     seed_gang(fake)
     await scheduler.elector.try_acquire_or_renew()  # type: ignore[union-attr]
     await scheduler.wait_synced(5)
-    await until(lambda: len(scheduler.store.snapshot().pods) == 8, what="pods")
+    await until(lambda: len(scheduler.store.snapshot().pods) == 8, what="pods", timeout=5.0)
     # the 4th member's bind is refused for good (as when its node vanished in between)
     fake.fail_write(PODS, "create", 422, subresource="binding", name=_fourth(scheduler), message="node gone")
     report = await scheduler.cycle()
@@ -221,10 +215,10 @@ async def test_two_schedulers_only_the_leader_binds_and_the_other_takes_over(
         HeadlessScheduler(connection, options(identity="b"), settings=FAST, log=logs["b"].append) as b,
     ):
         task_a = asyncio.create_task(a.serve(stop_a))
-        await until(lambda: a.is_leader(), what="a to lead")
+        await until(lambda: a.is_leader(), what="a to lead", timeout=5.0)
         task_b = asyncio.create_task(b.serve(stop_b))
         fake.upsert(PODS, pod("p1", gpus=8, owner=("Job", "j1")))
-        await until(lambda: bound(fake).get("p1") is not None, what="p1 bound")
+        await until(lambda: bound(fake).get("p1") is not None, what="p1 bound", timeout=5.0)
         await asyncio.sleep(0.3)  # b runs cycles meanwhile, as a standby
         assert not b.is_leader() and b.cycles == 0
         # a stops renewing (a crash: no release); b takes over after one lease duration
@@ -237,7 +231,7 @@ async def test_two_schedulers_only_the_leader_binds_and_the_other_takes_over(
         await asyncio.sleep(0.5)
         assert bound(fake).get("p2") is None  # the lease has not expired yet: nobody binds
         await until(lambda: b.is_leader(), timeout=3, what="b to take over")
-        await until(lambda: bound(fake).get("p2") is not None, what="p2 bound by b")
+        await until(lambda: bound(fake).get("p2") is not None, what="p2 bound by b", timeout=5.0)
         stop_b.set()
         await task_b
     lease = fake.get(LEASES, "hpctop-scheduler", "hpctop-system")

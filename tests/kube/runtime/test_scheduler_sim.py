@@ -35,11 +35,10 @@ from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot
 from hpctop.runtime.scheduler import HeadlessScheduler, SchedulerOptions
 from hpctop.sources.kube.connection import load_connection
-from hpctop.sources.kube.reflector import ReflectorSettings
 from hpctop.sources.scenario import parse_scenario
 from hpctop.sources.simulator.cluster import EPOCH, SimulatedCluster, SimulatorError
 from hpctop.tables import jobs as jobs_table
-from tests.kube.conftest import write_kubeconfig
+from tests.kube.conftest import FAST, write_kubeconfig
 from tests.kube.fakeserver import JOBS, NODES, PODS, PRIORITY_CLASSES, FakeApiServer, Res
 from tests.kube.simserver import ServedSession
 
@@ -88,7 +87,6 @@ priority = 1
 """
 INTERVAL = 10  # the embedded session's scheduling cycle (runtime.session.DEFAULT_INTERVAL)
 CHECKPOINTS = (30, 130, 260)
-FAST = ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2)
 
 
 @attrs.define(kw_only=True)
