@@ -37,6 +37,7 @@ from hpctop.backends.lws.read import BACKEND as LWS
 from hpctop.backends.slinky.read import BACKEND as SLINKY
 from hpctop.backends.slurm.read import BACKEND as SLURM
 from hpctop.backends.volcano.read import BACKEND as VOLCANO
+from hpctop.backends.workload_api.read import BACKEND as WORKLOAD_API
 from hpctop.backends.yunikorn.read import BACKEND as YUNIKORN
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
 from hpctop.model.backends.queues import QueueIndex
@@ -58,6 +59,7 @@ BACKENDS: tuple[Backend, ...] = (
     SLINKY,
     SLURM,
     DRA,
+    WORKLOAD_API,
 )
 
 

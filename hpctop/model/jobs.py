@@ -49,6 +49,8 @@ SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet"})
 #: owners that group other owners' pods: a Workload they control is a part, not a job row
 GROUPING_KINDS = frozenset({"JobSet", "LeaderWorkerSet", "TrainJob"})
 VOLCANO_PODGROUP_KIND = VOLCANO_PODGROUP
+#: the job key kind of a bare-pod gang of the native API (pods naming it in spec.schedulingGroup)
+NATIVE_PODGROUP_KIND = "PodGroup.scheduling.k8s.io"
 #: (KAI-Scheduler's ``kai.scheduler/queue`` last: its PodGroup's queue is read first, as evidence)
 QUEUE_LABELS = ("yunikorn.apache.org/queue", "kueue.x-k8s.io/queue-name", "queue", "kai.scheduler/queue")
 #: partitions of hpctop's own model a job may name (SUNK's is one; Slinky's is Slurm's:
@@ -94,6 +96,8 @@ def job_key_for_pod(pod: Pod) -> JobKey:
         app = pod.labels.get(key) or (pod.annotations.get(key) if key.startswith("yunikorn") else None)
         if app:
             return (pod.namespace, "Application", app)
+    if pod.scheduling_group:
+        return (pod.namespace, NATIVE_PODGROUP_KIND, pod.scheduling_group)
     group = pod.labels.get("scheduling.x-k8s.io/pod-group")
     if group:
         return (pod.namespace, "PodGroup", group)

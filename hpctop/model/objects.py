@@ -203,6 +203,8 @@ class Pod:
     nominated_node: str | None = None
     #: DRA claims (None for the pod that uses none: nearly all of them)
     claims: PodClaims | None = None
+    #: the native gang API's ``spec.schedulingGroup.podGroupName`` (KEP-4671, Kubernetes 1.36+)
+    scheduling_group: str | None = None
 
     @property
     def key(self) -> PodKey:
@@ -424,6 +426,9 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 VOLCANO_BATCH_GROUP = "batch.volcano.sh"
 COSCHEDULING_GROUP = "scheduling.x-k8s.io"
+#: the native gang API of sig-scheduling (KEP-4671): Workload and PodGroup
+NATIVE_SCHEDULING_GROUP = "scheduling.k8s.io"
+VOLCANO_TOPOLOGY_GROUP = "topology.volcano.sh"
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,6 +439,69 @@ class PodSetInfo:
     count: int
     min_count: int | None = None
     requests: Resources = ZERO
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyDomain:
+    """One topology domain a gang's pods were placed in: its value per level, and the pod count."""
+
+    values: tuple[str, ...]
+    pods: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyPlacement:
+    """Where one pod set (or gang) was placed: the levels (highest first) and the domains."""
+
+    pod_set: str
+    levels: tuple[str, ...]
+    domains: tuple[TopologyDomain, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyRequest:
+    """What one pod set asked of the topology: ``required``/``preferred``/``unconstrained`` at a level."""
+
+    pod_set: str
+    mode: str
+    level: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyLevels:
+    """A named topology: its levels (node label keys or tier names), highest first.
+
+    Kueue's ``Topology`` (``spec.levels[].nodeLabel``) is one; ``source`` says whose.
+    """
+
+    name: str
+    resource_version: str
+    levels: tuple[str, ...]
+    source: str = "kueue"
+
+    @property
+    def key(self) -> ObjectKey:
+        return (KUEUE_GROUP, "Topology", "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class HyperNode:
+    """A Volcano ``HyperNode`` (``topology.volcano.sh``): a network domain at a tier.
+
+    ``members`` are (type, how, value): type ``Node`` or ``HyperNode``; how ``exactMatch``,
+    ``regexMatch`` or ``labelMatch`` (value ``k=v,...`` for labels).
+    """
+
+    name: str
+    resource_version: str
+    tier: int
+    tier_name: str
+    members: tuple[tuple[str, str, str], ...]
+    node_count: int = 0
+
+    @property
+    def key(self) -> ObjectKey:
+        return (VOLCANO_TOPOLOGY_GROUP, "HyperNode", "", self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,6 +526,12 @@ class KueueWorkload:
     requeue_at: float | None = None
     created: float = 0.0
     max_execution_s: int | None = None
+    #: Topology Aware Scheduling: what each pod set asked for, and the admission's placement
+    topology_requests: tuple[TopologyRequest, ...] = ()
+    placements: tuple[TopologyPlacement, ...] = ()
+    #: MultiKueue: the worker cluster that runs it (``status.clusterName``), or those nominated
+    cluster_name: str | None = None
+    nominated_clusters: tuple[str, ...] = ()
 
     @property
     def key(self) -> ObjectKey:
@@ -521,6 +595,8 @@ class LocalQueue:
     pending_workloads: int = 0
     reserving_workloads: int = 0
     admitted_workloads: int = 0
+    #: admission fair sharing: ``status.fairSharing.admissionFairSharingStatus.consumedResources``
+    consumed: Resources | None = None
 
     @property
     def key(self) -> ObjectKey:
@@ -599,6 +675,11 @@ class PodGroup:
     succeeded: int = 0
     failed: int = 0
     scheduled: int = 0
+    #: Volcano ``spec.networkTopology``: (mode hard|soft, highestTierAllowed or highestTierName)
+    network_topology: tuple[str, str | None] | None = None
+    #: the native API's ``spec.workloadRef`` (workloadName/templateName) and topology keys
+    workload_ref: str | None = None
+    topology_keys: tuple[str, ...] = ()
 
     @property
     def key(self) -> ObjectKey:
@@ -606,7 +687,9 @@ class PodGroup:
 
     @property
     def backend(self) -> str:
-        return "volcano" if self.group == VOLCANO_GROUP else "coscheduling"
+        if self.group == VOLCANO_GROUP:
+            return "volcano"
+        return "workload-api" if self.group == NATIVE_SCHEDULING_GROUP else "coscheduling"
 
     def condition(self, kind: str) -> Condition | None:
         for cond in self.conditions:
@@ -679,6 +762,8 @@ BackendObject = (
     | ResourceFlavor
     | VolcanoQueue
     | PodGroup
+    | TopologyLevels
+    | HyperNode
     | FolderBackendObject
 )
 BACKEND_TYPES = (
@@ -689,5 +774,7 @@ BACKEND_TYPES = (
     ResourceFlavor,
     VolcanoQueue,
     PodGroup,
+    TopologyLevels,
+    HyperNode,
     FolderBackendObject,
 )

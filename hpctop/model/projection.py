@@ -424,6 +424,7 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         pause_only(spec) and spec.priority is not None and spec.priority < 0,
         status.nominatedNodeName or None,
         _pod_claims(spec, status) if spec.resourceClaims or status.extendedResourceClaimStatus else None,
+        spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
     )
 
 

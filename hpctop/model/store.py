@@ -49,6 +49,7 @@ from hpctop.model.backends.queues import QueueIndex
 from hpctop.model.decode import DecodeError, decode_event
 from hpctop.model.events import EventType, WatchEvent
 from hpctop.model.jobs import (
+    NATIVE_PODGROUP_KIND,
     VOLCANO_PODGROUP_KIND,
     cancelled,
     derive_job,
@@ -58,6 +59,7 @@ from hpctop.model.jobs import (
 from hpctop.model.objects import (
     BACKEND_TYPES,
     COSCHEDULING_GROUP,
+    NATIVE_SCHEDULING_GROUP,
     VOLCANO_GROUP,
     BackendObject,
     Job,
@@ -513,6 +515,8 @@ class Store:
                 job = job_key_for_owner(pg.namespace, pg.owner)
             elif pg.group == VOLCANO_GROUP:
                 job = (pg.namespace, VOLCANO_PODGROUP_KIND, pg.name)
+            elif pg.group == NATIVE_SCHEDULING_GROUP:
+                job = (pg.namespace, NATIVE_PODGROUP_KIND, pg.name)
             else:
                 job = (pg.namespace, "PodGroup", pg.name)
         if deleted:
@@ -553,7 +557,9 @@ class Store:
         if okey is None and pods:
             sample = pods[0]
             name = sample.labels.get("scheduling.x-k8s.io/pod-group")
-            if name:
+            if sample.scheduling_group:
+                okey = (NATIVE_SCHEDULING_GROUP, "PodGroup", sample.namespace, sample.scheduling_group)
+            elif name:
                 okey = (COSCHEDULING_GROUP, "PodGroup", sample.namespace, name)
             else:
                 for annotation in VOLCANO_GROUP_KEYS:

@@ -146,6 +146,12 @@ class ResourceStatusS(WireStruct, frozen=True):
     resources: list[ResourceHealthS] | None = None
 
 
+class SchedulingGroupS(WireStruct, frozen=True):
+    """``spec.schedulingGroup``: the native gang API's PodGroup of this pod (KEP-4671)."""
+
+    podGroupName: str | None = None
+
+
 class PodSpecS(WireStruct, frozen=True):
     needed = frozenset(
         {
@@ -171,6 +177,7 @@ class PodSpecS(WireStruct, frozen=True):
     schedulingGates: list[GateS] | None = None
     activeDeadlineSeconds: int | None = None
     resourceClaims: list[PodResourceClaimS] | None = None
+    schedulingGroup: SchedulingGroupS | None = None
 
 
 class TerminatedS(WireStruct, frozen=True):

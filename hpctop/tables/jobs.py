@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpctop.backends.slurm.wire import SlurmJob, expand_hostlist
+from hpctop.model.backends.gang_message import gang_status
 from hpctop.model.objects import Job, Node
 from hpctop.model.resources import gpu_equivalent_milli, mig_counts
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
+from hpctop.model.topology import admission_fair_sharing, job_topology, multikueue_cluster, topology_objects
 from hpctop.scheduling.observed import FORECAST_MARK, merge
+from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.types import JobPlan, ScheduleResult
 from hpctop.tables.fmt import duration, from_milli, hostlist, iso
 from hpctop.tables.keys import JOB_CSV_KEYS as CSV_KEYS
@@ -210,6 +213,8 @@ def select_jobs(
     """The jobs that pass the filters, each with its plan and row, in the default order."""
     wanted = filters or JobFilters()
     picked: list[tuple[tuple[Any, ...], Job, JobPlan | None, Row]] = []
+    found_topology = topology_objects(snapshot.objects)
+    positions = estimated_positions(snapshot.jobs.values(), snapshot.objects)
     for key, job in snapshot.jobs.items():
         named = wanted.states is not None and job.state in wanted.states
         if not wanted.admits_state(named, finished=job.state.is_finished, pending=job.state.is_pending):
@@ -218,6 +223,23 @@ def select_jobs(
             continue
         plan = result.plans.get(key)
         row = job_row(job, plan, result.now, default_queue, snapshot.nodes)
+        # keys present only where a scheduler or a node label says something (a plain cluster's
+        # rows keep their keys)
+        topology = job_topology(job, snapshot.objects, snapshot.nodes, found_topology)
+        if topology is not None:
+            row["topology"] = topology
+        remote = multikueue_cluster(job, snapshot.objects) if job.backend_objects else None
+        if remote is not None:
+            row["multikueue"] = remote
+        fair = admission_fair_sharing(job, snapshot.objects) if job.backend_objects else None
+        if fair is not None:
+            row["admission_fair_sharing"] = fair
+        counts = gang_status(job.reasons) if job.reasons else None
+        if counts is not None:
+            row["gang_status"] = counts
+        position = positions.get(key)
+        if position is not None:
+            row["queue_position"] = position.as_dict()  # the backend's documented order: an estimate
         if not wanted.admits_place(row["queue"], row["partition"]):
             continue
         picked.append((_default_order(job, plan), job, plan, row))

@@ -166,13 +166,20 @@ VOLCANO_PODGROUPS = Res("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgrou
 VOLCANO_QUEUES = Res("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
 TRAINJOBS = Res("TrainJob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", True)
 DAEMONSETS = Res("DaemonSet", "apps", "v1", "daemonsets", True)
+#: the 2026 gang and topology kinds (issue 13): the native gang API's PodGroup (kubernetes/api
+#: scheduling/v1beta1, beside PriorityClass v1 in the same group), Kueue's TAS Topology, Volcano's
+#: HyperNodes; read-only, served at their own versions in discovery
+NATIVE_PODGROUPS = Res("PodGroup", "scheduling.k8s.io", "v1beta1", "podgroups", True)
+KUEUE_TOPOLOGIES = Res("Topology", "kueue.x-k8s.io", "v1beta2", "topologies", False)
+VOLCANO_HYPERNODES = Res("HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes", False)
+GANGS_2026: tuple[Res, ...] = (NATIVE_PODGROUPS, KUEUE_TOPOLOGIES, VOLCANO_HYPERNODES)
 #: NVIDIA KAI-Scheduler's CRDs (deployments/kai-scheduler/crds: Queue served at v2 only, PodGroup at
 #: v2alpha2 only), read-only here: hpctop reads them, and acts on the jobs' owners
 KAI_QUEUES = Res("Queue", "scheduling.run.ai", "v2", "queues", False)
 KAI_PODGROUPS = Res("PodGroup", "scheduling.run.ai", "v2alpha2", "podgroups", True)
 READ_ONLY: tuple[Res, ...] = (
     WORKLOADS_V1BETA1, RESOURCE_FLAVORS, VOLCANO_PODGROUPS, VOLCANO_QUEUES, TRAINJOBS, DAEMONSETS,
-    KAI_QUEUES, KAI_PODGROUPS,
+    KAI_QUEUES, KAI_PODGROUPS, *GANGS_2026,
 )  # fmt: skip
 ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,

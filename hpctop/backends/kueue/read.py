@@ -8,7 +8,13 @@ verdict in conditions (``QuotaReserved``, ``Admitted``, ``Evicted``, ``PodsReady
 ``status.admission.clusterQueue``. Here:
 
 - **watches**: Workload, ClusterQueue, LocalQueue, Cohort, ResourceFlavor, at v1beta2 or v1beta1
-  (the served version decides; Cohort may be served at v1alpha1 on older releases);
+  (the served version decides; Cohort may be served at v1alpha1 on older releases), and TAS's
+  Topology where discovery lists it (v1alpha1 before v0.14);
+- **also reads**: an admitted Workload's (compressed) ``topologyAssignment`` and its pod sets'
+  ``topologyRequest`` (``wire``), MultiKueue's ``status.clusterName``/``nominatedClusterNames``,
+  LocalQueue admission fair sharing (``status.fairSharing``); the detailed ``QuotaReserved=False``
+  reasons of v0.19 (``WaitingForQuota``, ``ExceedsMaxQuota``, ``TopologyPlacementFailed``,
+  ``PendingEvaluation``, ...) lead the message that is the reason's evidence;
 - **decodes** (:mod:`hpctop.backends.kueue.wire`): one wire model reads both versions
   (``cohort`` vs ``cohortName``, ``priorityClassName`` vs ``priorityClassRef``); lists marked
   ``omitempty`` upstream are optional here, missing meaning empty. Quota amounts are summed over
@@ -43,6 +49,7 @@ from hpctop.backends.contract import (
 from hpctop.backends.kueue.wire import (
     CLUSTER_QUEUE,
     COHORT,
+    KUEUE_TOPOLOGY,
     KUEUE_WORKLOAD,
     LOCAL_QUEUE,
     RESOURCE_FLAVOR,
@@ -51,11 +58,13 @@ from hpctop.backends.kueue.wire import (
     WireKueueWorkload,
     WireLocalQueue,
     WireResourceFlavor,
+    WireTopology,
     cluster_queue_from_wire,
     cohort_from_wire,
     kueue_workload_from_wire,
     local_queue_from_wire,
     resource_flavor_from_wire,
+    topology_from_wire,
 )
 from hpctop.model.backends.evidence import JobEvidence, queue_reason
 from hpctop.model.backends.queues import QueueIndex, escape
@@ -80,8 +89,9 @@ VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 #: the visibility API's versions, preferred first (v1alpha1 in the earliest releases)
 VISIBILITY_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # preferred first (SCHEDULERS.md §5.1)
-#: Cohort was v1alpha1 before it joined the group's versions
+#: Cohort was v1alpha1 before it joined the group's versions (Topology too, before v0.14)
 COHORT_VERSIONS = ("v1beta2", "v1beta1", "v1alpha1")
+_LATER_VERSIONED = (COHORT, KUEUE_TOPOLOGY)
 
 
 def kueue_resources(version: str = "v1beta2", cohort_version: str | None = None) -> tuple[ResourceSpec, ...]:
@@ -93,12 +103,16 @@ def kueue_resources(version: str = "v1beta2", cohort_version: str | None = None)
         ResourceSpec(LOCAL_QUEUE, g, version, "localqueues", namespaced=True),
         ResourceSpec(COHORT, g, cohort_version or version, "cohorts", namespaced=False),
         ResourceSpec(RESOURCE_FLAVOR, g, version, "resourceflavors", namespaced=False),
+        ResourceSpec(KUEUE_TOPOLOGY, g, version, "topologies", namespaced=False),
     )
 
 
 #: every kind with the versions understood, preferred first
 WATCHES: tuple[tuple[ResourceSpec, ...], ...] = tuple(
-    tuple(replace(spec, version=v) for v in (COHORT_VERSIONS if spec.kind == COHORT else KUEUE_VERSIONS))
+    tuple(
+        replace(spec, version=v)
+        for v in (COHORT_VERSIONS if spec.kind in _LATER_VERSIONED else KUEUE_VERSIONS)
+    )
     for spec in kueue_resources()
 )
 
@@ -131,6 +145,13 @@ def select(apis: ServedApis) -> Selection:
     if version is not None:
         versions[KUEUE_GROUP] = version
         for spec in kueue_resources(version):
+            if spec.kind == KUEUE_TOPOLOGY:
+                picked = next(
+                    (alt for v in COHORT_VERSIONS if apis.available(alt := replace(spec, version=v))), None
+                )
+                if picked is not None and apis.listed(picked) is not None:
+                    chosen.append(picked)  # an optional kind: watched only where discovery lists it
+                continue
             picked = _cohort(spec, served, apis) if spec.kind == COHORT else spec
             if picked is not None and apis.available(picked):
                 chosen.append(picked)
@@ -197,6 +218,10 @@ _KUEUE_QUOTA_REASONS = {
     "TopologyPlacementFailed": ReasonCode.TOPOLOGY,
     "WaitingForPreemptedWorkloads": ReasonCode.PREEMPTING,
     "Suspended": ReasonCode.HELD,
+    # not yet looked at by the scheduler: behind others in the queue
+    "PendingEvaluation": ReasonCode.PRIORITY,
+    # waiting for admitted workloads to become ready (waitForPodsReady blockAdmission)
+    "WaitingForPodsReady": ReasonCode.WAITING_FOR_SCHEDULING,
 }
 _KUEUE_EVICTED_REASONS = {
     "PodsReadyTimeout": ReasonCode.GANG_TIMEOUT,
@@ -221,6 +246,13 @@ def _kueue_pending_code(reason: str, message: str) -> ReasonCode:
     return ReasonCode.QUOTA_EXCEEDED
 
 
+def _detailed(reason: str, message: str) -> str:
+    """The message as evidence, led by Kueue's detailed reason (v0.19: WaitingForQuota, ...)."""
+    if reason in _KUEUE_QUOTA_REASONS and message:
+        return f"{reason}: {message}"
+    return message or reason
+
+
 def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[Reason]:
     out: list[Reason] = []
     if not wl.active:
@@ -236,7 +268,7 @@ def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[
         )
     elif reserved is not None and reserved.status == "False":
         code = _kueue_pending_code(reserved.reason, reserved.message)
-        out.append(Reason(code, "kueue:Workload.QuotaReserved", reserved.message or reserved.reason))
+        out.append(Reason(code, "kueue:Workload.QuotaReserved", _detailed(reserved.reason, reserved.message)))
     evicted = wl.condition("Evicted")
     if evicted is not None and evicted.status == "True" and evicted.reason in _KUEUE_EVICTED_REASONS:
         code = _KUEUE_EVICTED_REASONS[evicted.reason]
@@ -258,6 +290,9 @@ def _kueue_reasons(wl: KueueWorkload, ev: JobEvidence, state: JobState) -> list[
         out.append(
             Reason(ReasonCode.ADMISSION_CHECK, "kueue:Workload.Admitted", admitted.message or admitted.reason)
         )
+    if wl.cluster_name and reserved is not None and reserved.status == "True" and state.is_pending:
+        where = f"dispatched to worker cluster {wl.cluster_name} (MultiKueue): its pods run there"
+        out.append(Reason(ReasonCode.WAITING_FOR_SCHEDULING, "kueue:Workload.status.clusterName", where))
     ready = wl.condition("PodsReady")
     if state == JobState.STARTING and ready is not None and ready.status == "False":
         out.append(Reason(ReasonCode.STARTING, "kueue:Workload.PodsReady", ready.message or ready.reason))
@@ -280,6 +315,7 @@ REASONS: frozenset[ReasonCode] = frozenset(
         ReasonCode.BACKOFF,
         ReasonCode.ADMISSION_CHECK,
         ReasonCode.STARTING,
+        ReasonCode.WAITING_FOR_SCHEDULING,
     }
 )
 
@@ -482,9 +518,12 @@ BACKEND = Backend(
         LOCAL_QUEUE: (WireLocalQueue, lambda w, _: local_queue_from_wire(w)),
         COHORT: (WireCohort, lambda w, _: cohort_from_wire(w)),
         RESOURCE_FLAVOR: (WireResourceFlavor, lambda w, _: resource_flavor_from_wire(w)),
+        KUEUE_TOPOLOGY: (WireTopology, topology_from_wire),
     },
     aliases={"Workload": KUEUE_WORKLOAD, "ClusterQueue": CLUSTER_QUEUE, "LocalQueue": LOCAL_QUEUE},
-    object_kinds=frozenset({KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR}),
+    object_kinds=frozenset(
+        {KUEUE_WORKLOAD, CLUSTER_QUEUE, LOCAL_QUEUE, COHORT, RESOURCE_FLAVOR, KUEUE_TOPOLOGY}
+    ),
     select=select,
     job_state=job_state,
     job_reasons=job_reasons,

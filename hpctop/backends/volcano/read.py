@@ -7,7 +7,9 @@ which are merely Pending (volcano-sh/volcano, SCHEDULERS.md §6). Here:
 
 - **watches**: Queues and PodGroups (scheduling.volcano.sh/v1beta1), vcjobs
   (batch.volcano.sh/v1alpha1, decoder key ``Job.batch.volcano.sh``: same kind as batch/v1 Job);
-  it writes bus Commands (bus.volcano.sh/v1alpha1) to abort/resume/restart a vcjob;
+  it writes bus Commands (bus.volcano.sh/v1alpha1) to abort/resume/restart a vcjob; HyperNodes
+  (topology.volcano.sh/v1alpha1, ``wire``) where discovery lists them, and the PodGroup's
+  ``networkTopology`` (copied there from the vcjob), for :mod:`hpctop.model.topology`;
 - **decodes**: its Queue here; its PodGroup with the shape coscheduling shares
   (:mod:`hpctop.model.backends.podgroup`), a PodGroup naming no queue waiting in ``default``;
 - **queues**: placed under ``root`` by the ``spec.parent`` chain (or the ``volcano.sh/hierarchy``
@@ -23,11 +25,20 @@ from dataclasses import replace
 from typing import Any
 
 from hpctop.backends.contract import Backend, QueuePlace, ResourceSpec
+from hpctop.backends.volcano.wire import HYPERNODE, WireHyperNode, hypernode_from_wire
 from hpctop.model.backends.evidence import JobEvidence
-from hpctop.model.backends.podgroup import WirePodGroup, gang_reasons, pod_group_projection
+from hpctop.model.backends.podgroup import WirePodGroup, gang_reasons, gang_state, pod_group_projection
 from hpctop.model.backends.queues import QueueIndex, escape, positive
 from hpctop.model.backends.wire import Quantity, resource_map, workload_decoder
-from hpctop.model.objects import VOLCANO_BATCH_GROUP, VOLCANO_GROUP, PodGroup, QueueInfo, Reason, VolcanoQueue
+from hpctop.model.objects import (
+    VOLCANO_BATCH_GROUP,
+    VOLCANO_GROUP,
+    VOLCANO_TOPOLOGY_GROUP,
+    PodGroup,
+    QueueInfo,
+    Reason,
+    VolcanoQueue,
+)
 from hpctop.model.policy import ROOT
 from hpctop.model.projection import VOLCANO_JOB_KIND, DecodeError
 from hpctop.model.resources import ZERO, Resources
@@ -42,6 +53,10 @@ VOLCANO_PODGROUP = "PodGroup.scheduling.volcano.sh"
 VOLCANO_QUEUES = ResourceSpec(VOLCANO_QUEUE, VOLCANO_GROUP, "v1beta1", "queues", namespaced=False)
 VOLCANO_PODGROUPS = ResourceSpec(VOLCANO_PODGROUP, VOLCANO_GROUP, "v1beta1", "podgroups", namespaced=True)
 VOLCANO_JOBS = ResourceSpec(VOLCANO_JOB_KIND, VOLCANO_BATCH_GROUP, "v1alpha1", "jobs", namespaced=True)
+#: Volcano's network topology (v1.12+): watched where discovery lists it
+VOLCANO_HYPERNODES = ResourceSpec(
+    HYPERNODE, VOLCANO_TOPOLOGY_GROUP, "v1alpha1", "hypernodes", namespaced=False
+)
 #: Volcano's bus Commands (what vcctl creates to abort/resume/restart a vcjob, SCHEDULERS.md §6.4)
 VOLCANO_COMMANDS = ResourceSpec(
     "Command.bus.volcano.sh", "bus.volcano.sh", "v1alpha1", "commands", namespaced=True
@@ -133,17 +148,9 @@ def volcano_queue_from_wire(w: WireVolcanoQueue) -> VolcanoQueue:
 
 
 def job_state(ev: JobEvidence, state: JobState, bound: bool) -> JobState | None:
-    """A Volcano gang's PodGroup phase weighed against the pods (None: no say)."""
-    pg = ev.pod_group
-    if pg is None or pg.group != VOLCANO_GROUP:
-        return None
-    if state.is_finished or bound or state == JobState.HELD:
-        return None
-    if pg.phase in ("Pending", "Inqueue"):
-        return JobState.PENDING
-    if pg.phase == "Failed":
-        return JobState.FAILED
-    return None
+    """A Volcano gang's PodGroup phase weighed against the pods (None: no say): ``Pending``
+    (not yet enqueued) and ``Inqueue`` (waiting for allocation) are PENDING."""
+    return gang_state(ev, state, bound, VOLCANO_GROUP, ("Pending", "Inqueue"))
 
 
 #: PodGroup ``Unschedulable`` condition reasons (pkg/scheduler/api/job_info.go)
@@ -231,18 +238,6 @@ def fold_queues(objects: Iterable[object], out: dict[str, QueueInfo]) -> Mapping
 _VOLCANO_STATES = {"Open": "Open", "Closed": "Closed", "Closing": "Draining"}
 
 
-#: the lookup :func:`fold_volcano` adds: Volcano Queue name → path
-VOLCANO_PATHS = "volcano.queue"
-
-
-def fold_volcano(objects: Iterable[object], out: dict[str, QueueInfo]) -> Mapping[str, Mapping[Any, str]]:
-    """Volcano's Queues into the neutral tree (``spec.parent`` chain or the hierarchy annotation)."""
-    queues = [obj for obj in objects if isinstance(obj, VolcanoQueue)]
-    if not queues:
-        return {}
-    return {VOLCANO_PATHS: _volcano(queues, out)}
-
-
 def _volcano(queues: list[VolcanoQueue], out: dict[str, QueueInfo]) -> dict[str, str]:
     by_name = {q.name: q for q in queues}
     paths: dict[str, str] = {}
@@ -317,19 +312,25 @@ BACKEND = Backend(
     name="volcano",
     title="Volcano",
     upstream="https://github.com/volcano-sh/volcano",
-    watches=((VOLCANO_QUEUES,), (VOLCANO_PODGROUPS,), (VOLCANO_JOBS,)),
+    watches=((VOLCANO_QUEUES,), (VOLCANO_PODGROUPS,), (VOLCANO_JOBS,), (VOLCANO_HYPERNODES,)),
     fixtures=("tests/fixtures/live_truth/40_volcano.yaml", "tests/fixtures/backends/volcano.json"),
     reasons=REASONS,
     actions="hpctop.backends.volcano.act",
     labels=("scheduling.k8s.io/group-name", "scheduling.volcano.sh/", "volcano.sh/"),
-    detects={VOLCANO_GROUP: "volcano", VOLCANO_BATCH_GROUP: "volcano", "bus.volcano.sh": "volcano"},
+    detects={
+        VOLCANO_GROUP: "volcano",
+        VOLCANO_BATCH_GROUP: "volcano",
+        "bus.volcano.sh": "volcano",
+        VOLCANO_TOPOLOGY_GROUP: "volcano",
+    },
     writes=(VOLCANO_COMMANDS,),
     decoders={
         VOLCANO_QUEUE: (WireVolcanoQueue, lambda w, _: volcano_queue_from_wire(w)),
         VOLCANO_PODGROUP: (WirePodGroup, pod_group_projection(VOLCANO_GROUP, default_queue="default")),
         VOLCANO_JOB_KIND: workload_decoder(VOLCANO_JOB_KIND),
+        HYPERNODE: (WireHyperNode, hypernode_from_wire),
     },
-    object_kinds=frozenset({VOLCANO_QUEUE, VOLCANO_PODGROUP}),
+    object_kinds=frozenset({VOLCANO_QUEUE, VOLCANO_PODGROUP, HYPERNODE}),
     job_state=job_state,
     job_reasons=job_reasons,
     fold_queues=fold_queues,

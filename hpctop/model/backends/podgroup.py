@@ -20,8 +20,18 @@ from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.structs import ConditionS, MetaS, WireStruct
 
 
+class WireNetworkTopology(WireStruct, frozen=True):
+    """Volcano's ``networkTopology`` (volcano-sh/apis ``scheduling/v1beta1/types.go``)."""
+
+    mode: str = "hard"
+    highestTierAllowed: int | None = None
+    highestTierName: str | None = None
+
+
 class WirePodGroupSpec(WireStruct, frozen=True):
     needed = frozenset({"minMember", "minResources", "queue"})
+
+    networkTopology: WireNetworkTopology | None = None  # Volcano only
 
     minMember: int = 1
     minResources: dict[str, Quantity] | None = None
@@ -78,9 +88,18 @@ def pod_group_projection(group: str, default_queue: str = "") -> Callable[[WireP
             succeeded=status.succeeded or 0,
             failed=status.failed or 0,
             scheduled=status.scheduled or 0,
+            network_topology=_network_topology(spec.networkTopology),
         )
 
     return project
+
+
+def _network_topology(nt: WireNetworkTopology | None) -> tuple[str, str | None] | None:
+    """(mode, the highest tier allowed: its number or its name), or None when unset."""
+    if nt is None:
+        return None
+    highest = str(nt.highestTierAllowed) if nt.highestTierAllowed is not None else nt.highestTierName
+    return (nt.mode or "hard", highest or None)
 
 
 def gang_state(

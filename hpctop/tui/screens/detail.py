@@ -20,12 +20,14 @@ from hpctop.backends.kai import read as kai
 from hpctop.model.history import JournalEntry
 from hpctop.model.objects import Job, JobKey, Pod, Workload
 from hpctop.model.store import Snapshot
+from hpctop.model.topology import job_topology
 from hpctop.scheduling.observed import OWN_SCHEDULER, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
+from hpctop.tui.topology_text import topology_lines
 
 if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord
@@ -194,6 +196,12 @@ def detail_text(
                 mine = any(h[0] == job.id for h in slot.holders)
                 t.append(fill_glyph(slot.used), style="bold reverse" if mine else "dim")
             t.append(f"  {ng.used / 1000:g}/{ng.total / 1000:g} GPUs  ({_s(ng.model, 64)})\n")
+
+    topology = job_topology(job, snapshot.objects, snapshot.nodes)
+    if topology is not None:
+        t.append("\nTopology\n", style="bold underline")
+        for line in topology_lines(topology):
+            t.append(sanitize_display(line, cap=4096) + "\n")
 
     workload: Workload | None = snapshot.workloads.get(job.key)
     if workload is not None and workload.conditions:
