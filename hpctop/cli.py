@@ -156,6 +156,13 @@ def _source_options() -> _Parser:
     )
     opts.add_argument("--seed", metavar="N", type=_seed, default=quiet, help="random seed of the simulation")
     opts.add_argument(
+        "--gpu-api",
+        choices=("device-plugin", "dra"),
+        default=quiet,
+        help="how the simulated cluster hands out GPUs: the device plugin's nvidia.com/gpu (default) "
+        "or DRA ResourceSlices and ResourceClaims",
+    )
+    opts.add_argument(
         "--scheduler",
         choices=("hpctop", "kai"),
         default=quiet,
@@ -509,6 +516,8 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
             _warn(f"hpctop: note: {note}")
         return view
     at = float(getattr(args, "at", 0.0))
+    # only a non-default GPU API is passed on: the sessions' other callers never name one
+    gpu_api: dict[str, str] = {"gpu_api": args.gpu_api} if getattr(args, "gpu_api", None) == "dra" else {}
     module = _session_module()
     session: SessionLike
     if scenario is not None:
@@ -518,13 +527,15 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         # A scenario file may name its own seed; only a seed the user set (flag, env, config) beats it.
         seed = settings.seed if "seed" in settings.model_fields_set else None
         try:
-            session = module.scenario_session(path, seed=seed, at=at, read_only=settings.read_only)
+            session = module.scenario_session(path, seed=seed, at=at, read_only=settings.read_only, **gpu_api)
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
         style = getattr(args, "scheduler", "hpctop")
         styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
-        session = module.demo_session(seed=settings.seed, at=at, read_only=settings.read_only, **styled)
+        session = module.demo_session(
+            seed=settings.seed, at=at, read_only=settings.read_only, **styled, **gpu_api
+        )
     session.speed = settings.speed
     return session
 
@@ -1058,7 +1069,10 @@ def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
             seed = settings.seed
             loaded, source = openb_scenario(seed), "demo"
-        stats, _ = recording.record_simulation(path, loaded, seed=seed, source_name=source, until=until)
+        gpu_api = "dra" if getattr(args, "gpu_api", None) == "dra" else "device-plugin"
+        stats, _ = recording.record_simulation(
+            path, loaded, seed=seed, source_name=source, until=until, gpu_api=gpu_api
+        )
         what = f"{until:g} virtual seconds of {source} (seed {seed})"
     else:
         kubeconfig, context, namespace = _live_target(args, settings)

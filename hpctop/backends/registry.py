@@ -27,6 +27,7 @@ from hpctop.backends.contract import (
     ServedApis,
 )
 from hpctop.backends.coscheduling.read import BACKEND as COSCHEDULING
+from hpctop.backends.dra.read import BACKEND as DRA
 from hpctop.backends.jobset.read import BACKEND as JOBSET
 from hpctop.backends.kai.read import BACKEND as KAI
 from hpctop.backends.kube_scheduler.read import BACKEND as KUBE_SCHEDULER
@@ -57,6 +58,7 @@ BACKENDS: tuple[Backend, ...] = (
     YUNIKORN,
     SLINKY,
     SLURM,
+    DRA,
     WORKLOAD_API,
 )
 

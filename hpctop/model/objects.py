@@ -149,6 +149,28 @@ class Node:
         return self.gpu.count * 1000 if self.counts_gpus_apart else self.allocatable.gpu
 
 
+@dataclass(frozen=True, slots=True)
+class PodClaims:
+    """A pod's Dynamic Resource Allocation references (``resource.k8s.io``), when it has any.
+
+    ``claims`` is (the pod's name for the claim, the ResourceClaim's name or ``None`` while the
+    claim generated from a template is not yet named, the template's name or ``None``);
+    ``extended_claim`` is the claim the scheduler generated for a DRA-served extended resource
+    (``nvidia.com/gpu`` in the container requests, KEP-5004): those devices are already in the
+    pod's requests and must not be counted again. ``health`` is the kubelet's device health
+    (``allocatedResourcesStatus``: resource ID ``driver/pool/device`` → Healthy | Unhealthy | Unknown).
+    """
+
+    claims: tuple[tuple[str, str | None, str | None], ...] = ()
+    extended_claim: str | None = None
+    health: tuple[tuple[str, str], ...] = ()
+
+    def claim_names(self) -> tuple[str, ...]:
+        """The ResourceClaims this pod uses (generated ones once named), the extended one included."""
+        names = tuple(c for _, c, _ in self.claims if c)
+        return (*names, self.extended_claim) if self.extended_claim else names
+
+
 @fast_frozen_init  # built per event: see fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Pod:
@@ -185,6 +207,8 @@ class Pod:
     capacity_reservation: bool = False
     #: the node kube-scheduler preempted victims on for this pod (``status.nominatedNodeName``)
     nominated_node: str | None = None
+    #: DRA claims (None for the pod that uses none: nearly all of them)
+    claims: PodClaims | None = None
     #: the native gang API's ``spec.schedulingGroup.podGroupName`` (KEP-4671, Kubernetes 1.36+)
     scheduling_group: str | None = None
     #: a required pod anti-affinity on the hostname that selects this pod's own labels: no two
@@ -266,6 +290,8 @@ class Workload:
     phase: str | None = None
     #: its pod template runs only ``pause`` containers: capacity held in reserve, not a job
     capacity_reservation: bool = False
+    #: the DRA ResourceClaimTemplates its pod template names (each member gets a claim from each)
+    template_claims: tuple[str, ...] = ()
 
     @property
     def key(self) -> JobKey:

@@ -31,6 +31,7 @@ from hpctop.model.objects import (
     Node,
     OwnerRef,
     Pod,
+    PodClaims,
     PriorityClass,
     ReplicaGroup,
     Taint,
@@ -444,9 +445,27 @@ def pod_from_struct(w: structs.PodS) -> Pod:
         # test workloads: those keep priority >= 0 and stay jobs)
         spec.priority is not None and spec.priority < 0 and pause_only(spec),
         status.nominatedNodeName or None,
+        _pod_claims(spec, status) if spec.resourceClaims or status.extendedResourceClaimStatus else None,
         spec.schedulingGroup.podGroupName or None if spec.schedulingGroup is not None else None,
         _repels_itself(spec.affinity, labels) if spec.affinity is not None else False,
     )
+
+
+def _pod_claims(spec: structs.PodSpecS, status: structs.PodStatusS) -> PodClaims:
+    """A pod's DRA claims: each by its own name, the generated claim's name once the status has it."""
+    generated = {s.name: s.resourceClaimName for s in status.resourceClaimStatuses or ()}
+    claims = tuple(
+        (c.name, c.resourceClaimName or generated.get(c.name), c.resourceClaimTemplateName)
+        for c in spec.resourceClaims or ()
+    )
+    extended = status.extendedResourceClaimStatus
+    health = tuple(
+        (r.resourceID, r.health)
+        for cs in status.containerStatuses or ()
+        for rs in cs.allocatedResourcesStatus or ()
+        for r in rs.resources or ()
+    )
+    return PodClaims(claims, extended.resourceClaimName or None if extended else None, health)
 
 
 # -- Node -----------------------------------------------------------------------------------------------
@@ -491,6 +510,15 @@ def mig_devices_per_gpu(product: str | None) -> int:
 
 
 _GPU_MEMORY_GB = re.compile(r"(\d+)GB")
+
+
+def gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quantity]) -> GpuInventory:
+    """A node's GPUs from GPU Feature Discovery's labels and the device plugin's allocatable counts.
+
+    Public because the DRA backend describes a node's ResourceSlice GPUs in these same terms, so
+    that they count exactly as device-plugin GPUs do (:mod:`hpctop.backends.dra.read`).
+    """
+    return _gpu_inventory(labels, allocatable)
 
 
 def _gpu_inventory(labels: dict[str, str], allocatable: dict[str, structs.Quantity]) -> GpuInventory:
@@ -754,6 +782,9 @@ def workload_from_struct(w: structs.WorkloadS, kind: str | None = None, api_vers
         queue=(policy.queue if policy else None) or spec.queue,
         phase=status.state.phase if status.state is not None else None,
         capacity_reservation=pause_only(tspec),
+        template_claims=tuple(
+            c.resourceClaimTemplateName for c in tspec.resourceClaims or () if c.resourceClaimTemplateName
+        ),
     )
 
 

@@ -20,6 +20,12 @@ evidence then means (state, reasons, queue placement) and which kinds are backen
 from :mod:`hpctop.backends.registry`. A job is re-derived when its evidence changes, and
 every joined job when the queue tree's shape (paths, states) changes. None of this runs until
 such an object arrives: on a cluster without these backends, a pod event costs what it did.
+
+DRA (:mod:`hpctop.backends.dra`) is not evidence but inventory: a node is stored with its
+ResourceSlices' GPUs and a pod with its claims' devices in its request (the DRA index keeps the
+objects as they came and rewrites them again when a slice, claim or template changes), so every
+reader counts DRA GPUs as device-plugin GPUs. The index exists only once a DRA object, a pod with
+claims or an owner whose template names claim templates arrives.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from types import MappingProxyType
 from typing import Any
 
 from hpctop.backends import registry
+from hpctop.backends.dra.read import DraIndex, DraView, with_domain
+from hpctop.backends.dra.wire import DRA_KINDS, DRA_TYPES, DraObject, ResourceClaimTemplate
 from hpctop.backends.volcano.read import VOLCANO_GROUP_KEYS
 from hpctop.backends.yunikorn.read import APP_ID_KEYS, decode_queue_tree
 from hpctop.model import fractions
@@ -99,6 +107,8 @@ class Snapshot:
     objects: Mapping[ObjectKey, BackendObject] = field(default_factory=dict)
     #: every backend's queues in one tree, by dotted path (see hpctop.backends.registry.build_queues)
     queues: Mapping[str, QueueInfo] = field(default_factory=dict)
+    #: DRA devices, their health and NVIDIA ComputeDomains (None: no DRA on this cluster)
+    dra: DraView | None = None
 
     def pods_on(self, node: str) -> list[Pod]:
         return [self.pods[k] for k in self.pods_by_node.get(node, _EMPTY) if k in self.pods]
@@ -150,6 +160,8 @@ class Store:
         self._app_jobs: dict[tuple[str, str], JobKey] = {}
         self._child_workloads: dict[JobKey, set[JobKey]] = {}
         self._queue_index: QueueIndex | None = None
+        #: DRA (hpctop.backends.dra): built at the first DRA object or pod with claims
+        self.dra: DraIndex | None = None
         self._objects_view: Mapping[ObjectKey, BackendObject] = _NO_OBJECTS
         self._objects_stale = False
         self._backends_active = False
@@ -187,6 +199,8 @@ class Store:
     def notes_text(self) -> tuple[str, ...]:
         """The notes about skipped objects, oldest first, with a count of those left out."""
         notes = tuple(self.notes.values())
+        if self.dra is not None and self.dra.refused:
+            notes += tuple(self.dra.refused[n] for n in sorted(self.dra.refused))
         if self.notes_left_out:
             notes += (f"and {self.notes_left_out} more skipped object(s) not listed",)
         return notes
@@ -199,17 +213,27 @@ class Store:
         obj = event.obj
         deleted = event.type == EventType.DELETED
         if isinstance(obj, Pod):
+            if obj.claims is not None:
+                obj = self._dra_index().pod(obj)
             self._apply_pod(obj, deleted)
         elif isinstance(obj, Node):
             if deleted:
                 self.nodes.pop(obj.name, None)
+                if self.dra is not None:
+                    self.dra.forget_node(obj.name)
             else:
-                self.nodes[obj.name] = obj
+                self.nodes[obj.name] = obj if self.dra is None else self.dra.node(obj)
                 for waiting in list(self._memory_share_waits.pop(obj.name, ())):
                     if waiting in self.pods:
                         self._apply_pod(self.pods[waiting], False)
             self._stale.add("nodes")
         elif isinstance(obj, Workload):
+            if obj.template_claims:
+                dra = self._dra_index()
+                dra.raw_workloads[obj.key] = obj
+                if deleted:
+                    del dra.raw_workloads[obj.key]
+                obj = dra.workload(obj)
             self._apply_workload(obj, deleted)
         elif isinstance(obj, PriorityClass):
             if deleted:
@@ -219,6 +243,8 @@ class Store:
             self._stale.add("priority_classes")
         elif isinstance(obj, BACKEND_TYPES):
             self._apply_backend(obj, deleted)
+        elif isinstance(obj, DRA_TYPES):
+            self._apply_dra(obj, deleted)
         else:
             self.skipped[f"{event.kind}: unsupported object"] += 1
             return
@@ -272,6 +298,8 @@ class Store:
         job_key = self.job_of_pod.get(key) or self._job_key_of(pod)
         if deleted:
             self.pods.pop(key, None)
+            if self.dra is not None:
+                self.dra.forget_pod(key)
             self._index_node(key, old_node, None)
             self.job_of_pod.pop(key, None)
             members = self.pods_by_job.get(job_key)
@@ -301,6 +329,35 @@ class Store:
                     # since) without an owner object (whose labels it would have merged)
                     self._previous[job_key] = (old, row)
         self._dirty.add(job_key)
+
+    # -- DRA (hpctop.backends.dra) ----------------------------------------------------------------
+
+    def _dra_index(self) -> DraIndex:
+        if self.dra is None:
+            self.dra = DraIndex()
+            for node in self.nodes.values():
+                self.dra.node(node)
+        return self.dra
+
+    def _apply_dra(self, obj: DraObject, deleted: bool) -> None:
+        """A DRA object: the nodes and pods it counts GPUs for are rewritten (and their jobs derived)."""
+        dra = self._dra_index()
+        nodes, pods = dra.apply(obj, deleted)
+        if isinstance(obj, ResourceClaimTemplate):
+            for job_key in dra.workloads_of(obj):
+                self._apply_workload(dra.workload(dra.raw_workloads[job_key]), False)
+        for name in nodes:
+            raw = dra.raw_nodes.get(name)
+            if raw is not None and name in self.nodes:
+                self.nodes[name] = dra.node(raw)
+                self._stale.add("nodes")
+        for key in pods:
+            raw_pod = dra.raw_pods.get(key)
+            if raw_pod is not None and key in self.pods:
+                self._apply_pod(dra.pod(raw_pod), False)
+                job = self.job_of_pod.get(key)
+                if job is not None:
+                    self._dirty.add(job)  # a ComputeDomain's readiness is evidence about the job
 
     # -- owner chains past the controller reference -------------------------------------------------
 
@@ -580,9 +637,15 @@ class Store:
         elif kind == "Node":
             self.nodes = {}
             self._stale.add("nodes")
+            if self.dra is not None:
+                self.dra.raw_nodes.clear()
         elif kind == "PriorityClass":
             self.priority_classes = {}
             self._stale.add("priority_classes")
+        elif kind in DRA_KINDS:
+            keep_d = {o.key for o in fresh if isinstance(o, DRA_TYPES)}
+            for gone in [o for o in self._dra_index().objects_of(DRA_KINDS[kind]) if o.key not in keep_d]:
+                self._apply_dra(gone, deleted=True)
         elif kind in registry.OBJECT_KINDS:
             group, bare = registry.OBJECT_KINDS[kind]
             keep_o = {o.key for o in fresh if isinstance(o, BACKEND_TYPES)}
@@ -597,7 +660,7 @@ class Store:
             if type(obj) is Pod:
                 # what apply() does for an ADDED pod without a resourceVersion, minus the event
                 # object and the dispatch: a relist applies 100k+ of them (P4)
-                apply_pod(obj, False)
+                apply_pod(obj if obj.claims is None else self._dra_index().pod(obj), False)
                 self.version += 1
                 self.events_applied += 1
             else:
@@ -624,6 +687,8 @@ class Store:
                 continue
             evidence = self._evidence(key, pods, workload) if backends else None
             job = derive_job(key, pods, workload, evidence, previous.get(key))
+            if job is not None and self.dra is not None and self.dra.domains:
+                job = with_domain(job, pods, self.dra)
             if job is None:
                 self._jobs.pop(key, None)
             else:
@@ -670,6 +735,7 @@ class Store:
             notes=self.notes_text(),
             objects=self._objects_snapshot(),
             queues=MappingProxyType(self._queues().queues) if self._backends_active else _NO_QUEUES,
+            dra=self.dra.view() if self.dra is not None else None,
         )
 
     def _objects_snapshot(self) -> Mapping[ObjectKey, BackendObject]:

@@ -130,6 +130,39 @@ class AffinityS(WireStruct, frozen=True):
     podAntiAffinity: PodAntiAffinityS | None = None
 
 
+class PodResourceClaimS(WireStruct, frozen=True):
+    """``spec.resourceClaims[]``: a DRA claim by name, or a template a claim is generated from."""
+
+    name: str = ""
+    resourceClaimName: str | None = None
+    resourceClaimTemplateName: str | None = None
+
+
+class PodResourceClaimStatusS(WireStruct, frozen=True):
+    """``status.resourceClaimStatuses[]``: the name of the claim generated from a template."""
+
+    name: str = ""
+    resourceClaimName: str | None = None
+
+
+class ExtendedResourceClaimStatusS(WireStruct, frozen=True):
+    """``status.extendedResourceClaimStatus``: the claim the scheduler made for ``nvidia.com/gpu``."""
+
+    resourceClaimName: str = ""
+
+
+class ResourceHealthS(WireStruct, frozen=True):
+    resourceID: str = ""
+    health: str = "Unknown"
+
+
+class ResourceStatusS(WireStruct, frozen=True):
+    """``containerStatuses[].allocatedResourcesStatus[]`` (KEP-4680): device health per claim."""
+
+    name: str = ""
+    resources: list[ResourceHealthS] | None = None
+
+
 class SchedulingGroupS(WireStruct, frozen=True):
     """``spec.schedulingGroup``: the native gang API's PodGroup of this pod (KEP-4671)."""
 
@@ -138,7 +171,15 @@ class SchedulingGroupS(WireStruct, frozen=True):
 
 class PodSpecS(WireStruct, frozen=True):
     needed = frozenset(
-        {"nodeName", "containers", "initContainers", "overhead", "schedulingGates", "priority"}
+        {
+            "nodeName",
+            "containers",
+            "initContainers",
+            "overhead",
+            "schedulingGates",
+            "priority",
+            "resourceClaims",
+        }
     )
 
     nodeName: str | None = None
@@ -153,6 +194,7 @@ class PodSpecS(WireStruct, frozen=True):
     schedulingGates: list[GateS] | None = None
     activeDeadlineSeconds: int | None = None
     affinity: AffinityS | None = None
+    resourceClaims: list[PodResourceClaimS] | None = None
     schedulingGroup: SchedulingGroupS | None = None
 
 
@@ -169,10 +211,11 @@ class ContainerStatusS(WireStruct, frozen=True):
     restartCount: int = 0
     state: ContainerStateS | None = None
     lastState: ContainerStateS | None = None
+    allocatedResourcesStatus: list[ResourceStatusS] | None = None
 
 
 class PodStatusS(WireStruct, frozen=True):
-    needed = frozenset({"phase", "startTime"})
+    needed = frozenset({"phase", "startTime", "resourceClaimStatuses", "extendedResourceClaimStatus"})
 
     phase: str = "Pending"
     reason: str | None = None
@@ -180,6 +223,8 @@ class PodStatusS(WireStruct, frozen=True):
     startTime: str | None = None
     conditions: list[ConditionS] | None = None
     containerStatuses: list[ContainerStatusS] | None = None
+    resourceClaimStatuses: list[PodResourceClaimStatusS] | None = None
+    extendedResourceClaimStatus: ExtendedResourceClaimStatusS | None = None
 
 
 NO_SPEC = PodSpecS()

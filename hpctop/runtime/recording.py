@@ -244,6 +244,7 @@ def record_simulation(
     source_name: str,
     until: float,
     step: float = 60.0,
+    gpu_api: str = "device-plugin",
 ) -> tuple[RecordStats, Session]:
     """Record a simulated cluster from t = 0 to ``until`` virtual seconds; returns the session too.
 
@@ -253,7 +254,7 @@ def record_simulation(
     header's ``started`` is the simulation's epoch, so clocks and ages match the demo's.
     """
     started = time.monotonic()
-    cluster = SimulatedCluster(scenario, seed=seed)
+    cluster = SimulatedCluster(scenario, seed=seed, gpu_api=gpu_api)
     recorder = Recorder(
         path, source_name, started=EPOCH, clock=lambda: cluster.now - EPOCH, meta={"seed": seed}
     )

@@ -371,9 +371,12 @@ def session_for(
     read_only: bool = False,
     speed: float = DEMO_SPEED,
     scheduler: ScheduleFn | None = None,
+    gpu_api: str = "device-plugin",
     scheduler_style: str = "hpctop",
 ) -> Session:
-    cluster = SimulatedCluster(scenario, seed=seed, scheduler_style=scheduler_style)
+    cluster = SimulatedCluster(scenario, seed=seed, gpu_api=gpu_api, scheduler_style=scheduler_style)
+    if gpu_api != "device-plugin":
+        source_name = f"{source_name}+{gpu_api}"  # the header says which GPU API the cluster plays
     session = Session(
         cluster, scenario.policy, source_name, speed=speed, read_only=read_only, scheduler=scheduler
     )
@@ -387,6 +390,7 @@ def demo_session(
     at: float = 0.0,
     read_only: bool = False,
     scheduler: ScheduleFn | None = None,
+    gpu_api: str = "device-plugin",
     scheduler_style: str = "hpctop",
 ) -> Session:
     """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in.
@@ -404,6 +408,7 @@ def demo_session(
         at=at,
         read_only=read_only,
         scheduler=scheduler,
+        gpu_api=gpu_api,
         scheduler_style=scheduler_style,
     )
 
@@ -414,6 +419,7 @@ def scenario_session(
     at: float = 0.0,
     read_only: bool = False,
     scheduler: ScheduleFn | None = None,
+    gpu_api: str = "device-plugin",
 ) -> Session:
     """A session on a scenario file; ``seed`` defaults to the file's ``[simulation] seed``, else 1."""
     scenario = load_scenario(path)
@@ -425,4 +431,5 @@ def scenario_session(
         at=at,
         read_only=read_only,
         scheduler=scheduler,
+        gpu_api=gpu_api,
     )

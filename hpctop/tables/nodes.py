@@ -37,6 +37,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hpctop.backends.dra.read import gpu_health
 from hpctop.model.jobs import NODE_SERVICE_KINDS
 from hpctop.model.objects import Node
 from hpctop.model.quantity import format_bytes
@@ -190,6 +191,9 @@ def node_rows(
         mig = _mig(node, alloc)
         if mig:
             row["mig"] = mig
+        health = gpu_health(snapshot.dra, name)  # DRA device taints and pod-reported health
+        if health:
+            row["gpu_health"] = health
         rows.append(row)
     return rows
 
@@ -266,6 +270,13 @@ def _gpu_pair(_: Any, row: Row) -> str:
     return f"{total} GPUs / {number(float(row['gpu_shares']))} shares, {alloc} used"
 
 
+def _gpu_model(value: Any, row: Row) -> str:
+    """The GPU model, with the GPUs DRA says are tainted or unwell (``gpu-7 tainted ...``)."""
+    text = str(value) if value is not None else ""
+    health = row.get("gpu_health")
+    return f"{text} ({'; '.join(health)})" if health else text
+
+
 def _bytes(value: Any) -> str:
     return format_bytes(int(value)) if value else "0"
 
@@ -289,7 +300,7 @@ NODE_COLUMNS = (
     Column("cpus_alloc", "CPUS(A/T)", "right", _pair("cpus_alloc", "cpus_total")),
     Column("memory_alloc", "MEMORY(A/T)", "right", _pair("memory_alloc", "memory_total", _bytes)),
     Column("gpus_alloc", "GPUS(A/T)", "right", _gpu_pair),
-    Column("gpu_model", "GPU_MODEL"),
+    Column("gpu_model", "GPU_MODEL", "left", _gpu_model),
 )
 SUMMARY_COLUMNS = (
     Column("partition", "PARTITION"),

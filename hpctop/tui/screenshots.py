@@ -36,6 +36,11 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
     ("light", "hpctop-light", ("home",), SIZE),
     ("colorblind-gpu-partition", "hpctop-colorblind", ("z",), SIZE),
 )
+#: the same console on the DRA demo (``make demo ARGS='--gpu-api dra'``): GPUs in ResourceSlices,
+#: held through ResourceClaims, counted as the device plugin's are
+DRA_SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
+    ("dra-gpus", "hpctop-dark", ("1", "z", "right"), SIZE),
+)
 #: the same demo written as KAI-Scheduler writes it (``make demo ARGS='--scheduler kai'``): KAI's
 #: queue tree, fractional GPUs, and a job KAI refuses over its queue's limit, in the detail
 STYLED_SHOTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[int, int]], ...] = (
@@ -52,21 +57,28 @@ SLINKY_SHOTS: tuple[tuple[str, str, str, tuple[str, ...], tuple[int, int]], ...]
 )
 
 
-def _session(style: str = "hpctop") -> SessionLike:
+def _session(style: str = "hpctop", gpu_api: str = "device-plugin") -> SessionLike:
     if style == "slinky":
         from hpctop.runtime.slinky_demo import slinky_demo_session
 
         return slinky_demo_session()
     from hpctop.runtime.session import demo_session
 
-    session: SessionLike = demo_session(seed=1, scheduler_style=style)
+    session: SessionLike = demo_session(seed=1, scheduler_style=style, gpu_api=gpu_api)
     return session
 
 
 async def _shoot(
-    name: str, theme: str, keys: Sequence[str], size: tuple[int, int], out: Path, style: str = "hpctop"
+    name: str,
+    theme: str,
+    keys: Sequence[str],
+    size: tuple[int, int],
+    out: Path,
+    style: str = "hpctop",
+    gpu_api: str = "device-plugin",
 ) -> Path:
-    app: HpctopApp = make_app(_session(style), theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
+    session = _session(style, gpu_api)
+    app: HpctopApp = make_app(session, theme=theme, tick_interval=0, clock=lambda: 0.0, user="alice")
     async with app.run_test(size=size) as pilot:
         for _ in range(SETTLE_STEPS):  # 40 simulated minutes: queues fill, gangs wait, charts grow
             app.step_now(120)
@@ -101,11 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     missing_png = False
     only = set(args[1:])  # optional: the names of the shots to take
-    shots = [(name, "hpctop", theme, keys, size) for name, theme, keys, size in SHOTS]
-    for name, style, theme, keys, size in [*shots, *STYLED_SHOTS, *SLINKY_SHOTS]:
+    shots = [(name, "hpctop", theme, keys, size, "device-plugin") for name, theme, keys, size in SHOTS]
+    shots += [(*shot, "device-plugin") for shot in (*STYLED_SHOTS, *SLINKY_SHOTS)]
+    shots += [(name, "hpctop", theme, keys, size, "dra") for name, theme, keys, size in DRA_SHOTS]
+    for name, style, theme, keys, size, gpu_api in shots:
         if only and name not in only:
             continue
-        svg = asyncio.run(_shoot(name, theme, keys, size, out, style))
+        svg = asyncio.run(_shoot(name, theme, keys, size, out, style, gpu_api))
         png = _png(svg)
         missing_png |= png is None
         print(f"{svg}" + (f"  {png}" if png else ""))

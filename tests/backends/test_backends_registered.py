@@ -265,6 +265,7 @@ PREFIX = {
     "coscheduling": "coscheduling",
     "yunikorn": "yk",
     "kai": "kai",
+    "dra": "dra",  # a NotReady ComputeDomain (hpctop.backends.dra.read.with_domain)
     "workload-api": "k8s",
 }
 

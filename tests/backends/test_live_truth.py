@@ -36,7 +36,7 @@ from hpctop.backends.kai import read as kai
 from hpctop.runtime.cluster_view import ClusterView, read_cluster
 from hpctop.tables import jobs as jobs_table
 from tests.kube.conftest import write_kubeconfig
-from tests.kube.fakeserver import ALL, FakeApiServer, Res
+from tests.kube.fakeserver import ALL, DRA, FakeApiServer, Res
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "live_truth"
 #: reason codes that say the owner scheduler itself blocks the job: no ETA may stand beside them
@@ -56,7 +56,7 @@ BLOCKERS = {
     "Gated",
 }
 RESOURCES: dict[str, Res] = {
-    (f"{r.plural}.{r.group}" if r.group else r.plural) + "/" + r.version: r for r in ALL
+    (f"{r.plural}.{r.group}" if r.group else r.plural) + "/" + r.version: r for r in (*ALL, *DRA)
 }
 
 
@@ -143,7 +143,8 @@ def _serve_and_read(tmp: Path, cases: list[Case], *, only_their_kinds: bool = Fa
 
     async def serve() -> None:
         used = {r for case in cases for r, _ in case.objects}
-        served = tuple(r for r in ALL if r.group in CORE_GROUPS or r in used) if only_their_kinds else None
+        every = (*ALL, *DRA)
+        served = tuple(r for r in every if r.group in CORE_GROUPS or r in used) if only_their_kinds else every
         async with FakeApiServer(served=served) as fake, kmock.Server(fake):
             for res in {r for case in cases for r, _ in case.objects} | {
                 RESOURCES["pods/v1"],

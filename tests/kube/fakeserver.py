@@ -185,6 +185,25 @@ ALL: tuple[Res, ...] = (
     PODS, NODES, JOBS, DEPLOYMENTS, PRIORITY_CLASSES, WORKLOADS, LEASES, EVENTS, *BACKENDS, *KUEUE_QUEUES,
     CONFIGMAPS, *READ_ONLY,
 )  # fmt: skip
+#: DRA (``resource.k8s.io/v1``, hpctop.backends.dra) and NVIDIA's ComputeDomain CRD: read-only,
+#: and served only where a test asks for them (``served=(*ALL, *DRA)``), so the discovery every
+#: other test sees stays as it was
+RESOURCE_SLICES = Res("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False)
+RESOURCE_CLAIMS = Res("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True)
+RESOURCE_CLAIM_TEMPLATES = Res(
+    "ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True
+)
+DEVICE_CLASSES = Res("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False)
+DEVICE_TAINT_RULES = Res("DeviceTaintRule", "resource.k8s.io", "v1", "devicetaintrules", False)
+COMPUTE_DOMAINS = Res("ComputeDomain", "resource.nvidia.com", "v1beta1", "computedomains", True)
+DRA: tuple[Res, ...] = (
+    RESOURCE_SLICES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES,
+    DEVICE_CLASSES, DEVICE_TAINT_RULES, COMPUTE_DOMAINS,
+)  # fmt: skip
+#: the same kinds at ``v1beta2`` only (Kubernetes 1.33, before DRA went GA): what discovery must pick
+DRA_V1BETA2: tuple[Res, ...] = tuple(
+    Res(r.kind, r.group, "v1beta2", r.plural, r.namespaced) for r in DRA if r.group == "resource.k8s.io"
+)
 #: what the tiny Volcano controller makes of a Command's action: the vcjob's next status.state.phase
 VOLCANO_PHASES = {
     "AbortJob": "Aborted",

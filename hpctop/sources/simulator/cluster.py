@@ -44,6 +44,7 @@ from hpctop.errors import ActionFailed
 from hpctop.model.decode import format_time
 from hpctop.model.objects import BACKFILLED_ANNOTATION, HOSTNAME_LABEL, JobKey, PodKey
 from hpctop.sources.scenario import JobSpec, NodeSpec, PriorityClassSpec, Scenario
+from hpctop.sources.simulator.dra import DraPublisher
 from hpctop.sources.simulator.kai import MOVE_REFUSAL as KAI_MOVE_REFUSAL
 from hpctop.sources.simulator.kai import STYLE as KAI_STYLE
 from hpctop.sources.simulator.kai import KaiStyle
@@ -175,8 +176,16 @@ class _Job:
 class SimulatedCluster:
     """A Kubernetes cluster in memory, driven by a virtual clock; emits watch events as bytes."""
 
-    def __init__(self, scenario: Scenario, seed: int = 1, scheduler_style: str = SCHEDULER_NAME) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int = 1,
+        gpu_api: str = "device-plugin",
+        scheduler_style: str = SCHEDULER_NAME,
+    ) -> None:
         self.scenario = scenario
+        #: ``gpu_api="dra"``: GPUs in ResourceSlices, held through claims (hpctop.sources.simulator.dra)
+        self._dra = DraPublisher(self._emit, _ts) if gpu_api == "dra" else None
         self.seed = seed
         self._rng = random.Random(seed)
         self._now = EPOCH
@@ -315,7 +324,7 @@ class SimulatedCluster:
             "memory": _mem(spec.memory),
             "pods": str(spec.max_pods),
         }
-        if spec.gpus:
+        if spec.gpus and self._dra is None:
             alloc["nvidia.com/gpu"] = str(spec.gpus)
         body: dict[str, Any] = {"unschedulable": spec.unschedulable}
         if spec.taints:
@@ -436,7 +445,7 @@ class SimulatedCluster:
                     ]
                 }
             }
-        return body
+        return body if self._dra is None else self._dra.pod_spec(body, spec)
 
     def _template(self, job: _Job) -> dict[str, Any]:
         spec = self._pod_spec(job)
@@ -638,6 +647,8 @@ class SimulatedCluster:
                     "state": {"waiting": {"reason": "PodInitializing"}},
                 }
             ]
+        if self._dra is not None:
+            self._dra.pod_status(spec.namespace, pod.name, pod.uid, status)
         return {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -670,6 +681,12 @@ class SimulatedCluster:
             self._initial_done = True
             for node in self.nodes.values():
                 self._emit("Node", "ADDED", self._node_obj(node))
+            if self._dra is not None:
+                inventory = [
+                    (n.spec.name, n.uid, n.spec.gpus, n.spec.gpu_model, n.spec.gpu_memory_mib)
+                    for n in self.nodes.values()
+                ]
+                self._dra.initial(inventory, EPOCH)
             for pc in self.priority_classes.values():
                 self._emit("PriorityClass", "ADDED", self._priority_class_obj(pc))
             if self.kai is not None:
@@ -756,8 +773,12 @@ class SimulatedCluster:
             self.pods[(job.spec.namespace, name)] = pod
             self._pending_changed(job.spec, 1)
             self._emit_pod(pod, "ADDED")
+            if self._dra is not None:
+                self._dra.created(job.spec.namespace, name, pod.uid, job.spec, self._now)
 
     def _release_resources(self, pod: _Pod) -> None:
+        if self._dra is not None and pod.node is not None:
+            self._dra.released(pod.job.spec.namespace, pod.name)
         if pod.node is None:
             if pod.live:
                 self._pending_changed(pod.job.spec, -1)
@@ -783,6 +804,8 @@ class SimulatedCluster:
         del pod.job.pods[pod.name]
         self.pods.pop((pod.job.spec.namespace, pod.name), None)
         self._emit("Pod", "DELETED", obj)
+        if self._dra is not None:
+            self._dra.deleted(pod.job.spec.namespace, pod.name)
 
     def _pod_ends(self, pod: _Pod) -> None:
         job = pod.job
@@ -1006,6 +1029,8 @@ class SimulatedCluster:
         first = job.start_time is None
         if first:
             job.start_time = self._now
+        if self._dra is not None:
+            self._dra.bound(spec.namespace, sim_pod.name, sim_pod.uid, node, indices, self._now)
         self._emit_pod(sim_pod)
         if self.kai is not None:
             self.kai.bound(sim_pod)

@@ -32,6 +32,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from hpctop.backends.dra.read import DraView, gpu_health
 from hpctop.model.metrics import MetricsView
 from hpctop.model.objects import Job, JobKey, PodKey
 from hpctop.model.store import Snapshot
@@ -196,13 +197,17 @@ class GpuPane(ScrollView, can_focus=True):
         self._hits: list[list[tuple[int, int, str, int | str]]] = []
         self.metrics: MetricsView | None = None  # DCGM telemetry (live with --prometheus only)
         self.maps = GpuMapCache()
+        #: DRA's device taints and health (None: no DRA on this cluster), for the node zoom
+        self.dra: DraView | None = None
 
     def map_for(self, snapshot: Snapshot, partitions: Iterable[PartitionStatus]) -> GpuMap:
         """The GPU map of ``snapshot`` (any thread): the one :meth:`prepare` built, or built now."""
+        self.dra = snapshot.dra
         return self.maps.build(snapshot, partitions)
 
     def prepare(self, snapshot: Snapshot, partitions: Iterable[PartitionStatus]) -> None:
         """Build the map of ``snapshot`` ahead of its publish (the tick worker calls this)."""
+        self.dra = snapshot.dra
         self.maps.build(snapshot, partitions)
 
     def set_metrics(self, metrics: MetricsView | None) -> None:
@@ -408,6 +413,16 @@ class GpuPane(ScrollView, can_focus=True):
                     ]
                 )
                 hits.append([(0, width, "node", self.cursor)])
+                health = gpu_health(self.dra, node.name)
+                if health:  # DRA: tainted devices, devices a pod's status reports unwell
+                    lines.append(
+                        [
+                            Segment(
+                                sanitize_display("GPU health: " + "; ".join(health)), self._style("gpu-down")
+                            )
+                        ]
+                    )
+                    hits.append([])
                 if node.unplaced:
                     where = ", ".join(f"{j} ({q or '-'}, {g:g})" for j, q, g in node.unplaced)
                     lines.append(
