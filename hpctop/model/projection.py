@@ -13,6 +13,12 @@ store skips, counts and notes it: an object is applied whole or not at all.
 Pods are most of what a cluster sends, so their projection shares what pods of one template
 repeat (owner references, conditions, requests, tolerations, kept annotations, label strings)
 through small bounded caches: that is also what keeps a stored pod under 3 KiB (P2).
+
+Why one module of this size: it is the one projection of the core kinds (issue 10 deleted the two
+others), and the GPU inventory rules (GFD's MIG single/mixed strategies, time-slicing and MPS
+replicas, the DRA and KAI share rewrites it serves) must agree with the pod request rules they are
+read beside; the next split is the GPU inventory (``gpu_inventory`` and the MIG helpers) into a
+sibling module once no one is editing both at once.
 """
 
 from __future__ import annotations
