@@ -11,60 +11,27 @@ rules of the decoders (fractions, -1 as unlimited, bad annotations skipped and n
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import kmock
 import msgspec
 import pytest
 
 from hpctop.backends.kai import read as kai
 from hpctop.model.decode import DecodeError, decode_object
 from hpctop.model.fractions import annotated_gpu_milli
-from hpctop.runtime.cluster_view import ClusterView, read_cluster
+from hpctop.runtime.cluster_view import ClusterView
 from hpctop.tables import jobs as jobs_table
 from hpctop.tables.nodes import gpu_rows, node_rows
 from hpctop.tables.queues import queue_rows
-from tests.backends.test_live_truth import CASES, RESOURCES, _served
-from tests.kube.conftest import write_kubeconfig
-from tests.kube.fakeserver import FakeApiServer
+from tests.backends.test_live_truth import CASES, _serve_and_read
 
 KAI_CASES = [c for c in CASES if c.file == "95_kai.yaml"]
 
 
 def _read(tmp: Path) -> ClusterView:
-    ready, done = threading.Event(), threading.Event()
-    box: dict[str, Any] = {}
-
-    async def serve() -> None:
-        async with FakeApiServer() as fake, kmock.Server(fake):
-            used = {r for case in KAI_CASES for r, _ in case.objects} | {RESOURCES["pods/v1"]}
-            for res in used:
-                key = (
-                    f"{res.group}/{res.version}/{res.plural}" if res.group else f"{res.version}/{res.plural}"
-                )
-                fake.resources[key] = kmock.ResourceInfo(
-                    kind=res.kind, namespaced=res.namespaced, verbs={"get", "list", "watch"}
-                )
-            for case in KAI_CASES:
-                for res, obj in case.objects:
-                    fake.upsert(res, _served(res, obj))
-            box["url"] = str(fake.url).rstrip("/")
-            ready.set()
-            while not done.is_set():
-                await asyncio.sleep(0.01)
-
-    thread = threading.Thread(target=lambda: asyncio.run(serve()), daemon=True)
-    thread.start()
-    assert ready.wait(30), "the fake API server did not start"
-    try:
-        return read_cluster(str(write_kubeconfig(tmp / "config", box["url"])), None)
-    finally:
-        done.set()
-        thread.join(10)
+    """The KAI cases alone on a server that serves the core API and their kinds, read once."""
+    return _serve_and_read(tmp, KAI_CASES, only_their_kinds=True).view
 
 
 @pytest.fixture(scope="module")
