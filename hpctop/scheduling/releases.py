@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from itertools import compress, filterfalse
-from operator import attrgetter, is_not
+from itertools import compress
+from operator import attrgetter
 
 from hpctop.model.objects import Job, JobKey, PodKey
 from hpctop.scheduling.placement import Charge, Request
@@ -36,7 +36,6 @@ from hpctop.scheduling.placement import Charge, Request
 #: (time, request, GPU indices) of one pod giving back what it holds, as ``backfill.Profile`` keeps it
 Release = tuple[float, Request, tuple[int, ...]]
 
-_KEY = attrgetter("key")
 _LIMIT = attrgetter("time_limit")
 
 
@@ -60,14 +59,30 @@ def releases_from_scratch(
 
 
 class KeptReleases:
-    """Per node, the raw releases of the running pods (end not yet mapped to ``now + 1``), sorted by end."""
+    """Per node, the raw releases of the running pods (end not yet mapped to ``now + 1``), sorted by end.
 
-    __slots__ = ("by_node", "charges", "ends", "jobs", "lists", "owner", "rebuilt_nodes", "volatile")
+    Changes are found by object identity through ``id`` (an int hashes in no time; the keys are
+    tuples, whose hash is computed on every lookup: a diff keyed by them cost as much as the pass
+    it replaced). The objects of the last cycle are kept alive here, so their ids stay theirs.
+    """
+
+    __slots__ = (
+        "by_node",
+        "charge_keys",
+        "charges",
+        "ends",
+        "jobs",
+        "lists",
+        "owner",
+        "rebuilt_nodes",
+        "volatile",
+    )
 
     def __init__(self) -> None:
         self.charges: dict[PodKey, Charge] = {}  # the charges the lists were built from
+        self.charge_keys: dict[int, PodKey] = {}  # id of each of them -> its pod
         self.by_node: dict[str, dict[PodKey, Charge]] = {}
-        self.jobs: dict[JobKey, Job] = {}  # the running jobs with a time limit they were built from
+        self.jobs: dict[int, Job] = {}  # id -> the running jobs with a time limit they were built from
         self.owner: dict[PodKey, JobKey] = {}  # pod -> its job among ``jobs``
         self.ends: dict[JobKey, float] = {}  # job -> start + limit (jobs with a start time)
         self.volatile: dict[JobKey, Job] = {}  # jobs without a start time: they end at now + limit
@@ -79,8 +94,10 @@ class KeptReleases:
     ) -> dict[str, list[Release]]:
         """Per node, the raw releases of ``active``'s charged pods (the kept lists: read only).
 
-        Raises ``ValueError`` when two jobs claim the same pod (no store builds that; the caller
-        then builds the releases from scratch, which counts such a pod once per job).
+        Raises ``ValueError`` when two running jobs claim the same pod or share a key, or one
+        charge object stands for two pods (no store or ``free_of`` builds that; the caller then
+        builds the releases from scratch, which counts such a pod once per job): the cache is
+        left inconsistent and must be dropped.
         """
         dirty: set[str] = set()
         self._charges_changed(charges, dirty)
@@ -111,47 +128,33 @@ class KeptReleases:
         return lists
 
     def _charges_changed(self, charges: Mapping[PodKey, Charge], dirty: set[str]) -> None:
-        old, by_node = self.charges, self.by_node
-        keys = list(charges)
-        olds = list(map(old.get, keys))
-        # C-speed: the keys whose charge is new or another object than the last cycle's
-        changed = list(compress(range(len(keys)), map(is_not, charges.values(), olds)))
-        added = 0
-        for i in changed:
-            key, before = keys[i], olds[i]
+        old, old_keys, by_node = self.charges, self.charge_keys, self.by_node
+        keys = dict(zip(map(id, charges.values()), charges, strict=True))
+        if len(keys) != len(charges):
+            raise ValueError("one charge object for two pods")
+        # the set operations run in C: charges gone (or replaced), then the new ones
+        for i in old_keys.keys() - keys.keys():
+            key = old_keys[i]
+            charge = old[key]
+            held = by_node[charge.node]
+            del held[key]
+            if not held:
+                del by_node[charge.node]
+            dirty.add(charge.node)
+        for i in keys.keys() - old_keys.keys():
+            key = keys[i]
             charge = charges[key]
-            if before is None:
-                added += 1
-            else:
-                self._drop(key, before, dirty)
             by_node.setdefault(charge.node, {})[key] = charge
             dirty.add(charge.node)
-        if len(old) + added > len(charges):  # some charges are gone
-            for key in list(filterfalse(charges.__contains__, old)):
-                self._drop(key, old[key], dirty)
-        self.charges = dict(charges)
-
-    def _drop(self, key: PodKey, charge: Charge, dirty: set[str]) -> None:
-        held = self.by_node[charge.node]
-        del held[key]
-        if not held:
-            del self.by_node[charge.node]
-        dirty.add(charge.node)
+        self.charges, self.charge_keys = dict(charges), keys
 
     def _jobs_changed(self, active: Sequence[Job], charges: Mapping[PodKey, Charge], dirty: set[str]) -> None:
-        timed_jobs = list(compress(active, map(_LIMIT, active)))
-        keys = list(map(_KEY, timed_jobs))
-        timed = dict(zip(keys, timed_jobs, strict=True))
-        if len(timed) != len(keys):
-            raise ValueError("two running jobs with the same key")
-        old = self.jobs
-        olds = list(map(old.get, keys))
-        changed = [keys[i] for i in compress(range(len(keys)), map(is_not, timed_jobs, olds))]
-        added = sum(1 for key in changed if key not in old)
-        gone = list(filterfalse(timed.__contains__, old)) if len(old) + added > len(timed) else []
-        owner = self.owner
-        for key in (*gone, *(k for k in changed if k in old)):
-            job = old[key]
+        timed = list(compress(active, map(_LIMIT, active)))
+        jobs = dict(zip(map(id, timed), timed, strict=True))
+        old, owner, ends, volatile = self.jobs, self.owner, self.ends, self.volatile
+        for i in old.keys() - jobs.keys():  # gone, or replaced by another object
+            job = old[i]
+            key = job.key
             for pod_key in job.pods:
                 if owner.get(pod_key) == key:
                     del owner[pod_key]
@@ -159,10 +162,13 @@ class KeptReleases:
                 charge = charges.get(pod_key)
                 if charge is not None:
                     dirty.add(charge.node)
-            self.ends.pop(key, None)
-            self.volatile.pop(key, None)
-        for key in changed:
-            job = timed[key]
+            ends.pop(key, None)
+            volatile.pop(key, None)
+        for i in jobs.keys() - old.keys():
+            job = jobs[i]
+            key = job.key
+            if key in ends or key in volatile:
+                raise ValueError(f"two running jobs {key}")
             for pod_key in job.pods:
                 if owner.setdefault(pod_key, key) != key:
                     raise ValueError(f"pod {pod_key} is claimed by two running jobs")
@@ -170,10 +176,12 @@ class KeptReleases:
                 if charge is not None:
                     dirty.add(charge.node)
             if job.start_time is not None:
-                self.ends[key] = job.start_time + job.time_limit
+                ends[key] = job.start_time + job.time_limit  # type: ignore[operator]  # timed: it has one
             else:
-                self.volatile[key] = job
-        self.jobs = timed
+                volatile[key] = job
+        if len(jobs) != len(timed):
+            raise ValueError("a running job listed twice")
+        self.jobs = jobs
 
 
 def release_times(raw: Mapping[str, list[Release]], now: float) -> dict[str, list[Release]]:
