@@ -699,7 +699,9 @@ class _Cycle:
         if running <= 0:
             return
         charges, over = self.charges, self.over
-        held = sum(1 for key in job.pods if key in charges and key not in over)
+        held = sum(map(charges.__contains__, job.pods))  # (in C: this runs for every running job)
+        if over and held:
+            held -= sum(1 for key in job.pods if key in over and key in charges)
         if held < running:
             acc = self.unheld.get(path)
             if acc is None:
