@@ -88,7 +88,12 @@ def _table_row(pod: dict[str, Any]) -> dict[str, Any]:
 class PeerServer:
     """Pods and nodes as pre-built pages, in a thread with its own event loop."""
 
-    def __init__(self, pods: int) -> None:
+    def __init__(self, pods: int, *, hold_watches: bool = False) -> None:
+        #: answer a watch with an open stream that stays silent (a console's reflectors then sit
+        #: synced, as on a quiet cluster) instead of 405 (the one-shot commands never watch)
+        self.hold_watches = hold_watches
+        #: watches opened so far, per collection path: a reflector watches once its list is done
+        self.watches: dict[str, int] = {}
         rng = random.Random(8)
         self.pods = []
         for i in range(pods):
@@ -146,13 +151,19 @@ class PeerServer:
             self.pages("/api/v1/pods", limit, table)
         self.pages("/api/v1/nodes", 5000, False)
 
-    async def _answer(self, request: web.Request) -> web.Response:
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/")
         if path in _STATIC:
             return web.Response(body=orjson.dumps(_STATIC[path]), content_type="application/json")
         if path in ("/api/v1/pods", "/api/v1/nodes"):
             if request.query.get("watch") in ("1", "true"):
-                return web.Response(status=405, body=b'{"kind":"Status","code":405}')
+                if not self.hold_watches:
+                    return web.Response(status=405, body=b'{"kind":"Status","code":405}')
+                self.watches[path] = self.watches.get(path, 0) + 1
+                stream = web.StreamResponse(headers={"Content-Type": "application/json"})
+                await stream.prepare(request)
+                await asyncio.Event().wait()  # silent until the client goes (cancelled then)
+                return stream
             table = "as=Table" in request.headers.get("Accept", "")
             pages = self.pages(path, int(request.query.get("limit") or 0), table)
             index = int(request.query.get("continue") or 0)
