@@ -140,6 +140,8 @@ class ReflectorStatus:
     last_event_at: float | None = None
     retry_at: float | None = None
     lists: int = 0
+    #: objects read so far by the first list under way (shown as "listing… N pods"; see relist)
+    listed: int = 0
     watches: int = 0
     events: int = 0
     bad_lines: int = 0
@@ -415,8 +417,17 @@ class Reflector:
             await asyncio.sleep(delay)
 
     async def relist(self) -> str:
-        """Read every page, then replace the resource in the store in one step; return the RV."""
-        self._update(lists=self.status.lists + 1)
+        """Read every page, then replace the resource in the store in one step; return the RV.
+
+        The first list of this reflector goes into the store page by page instead (there is no
+        earlier state to keep whole, and a big cluster's first list takes seconds to tens of
+        seconds: the console shows its rows as they come, with ``listed`` counting them, issue
+        16), and its end drops what the whole list did not name (:meth:`Store.end_listed`), so a
+        list restarted after a 410 ends exactly as a swapped one. Until then the resource is
+        ``SYNCING``: the console runs no core on it and says the rows are a partial list.
+        """
+        first = not self.status.synced_once
+        self._update(lists=self.status.lists + 1, listed=0)
         path = self.spec.path(self.namespace)
         objects: list[Any] = []
         params: dict[str, str] = {"limit": str(self.settings.page_size)}
@@ -436,6 +447,9 @@ class Reflector:
                 objects.extend(decoded.objects)
                 for error in decoded.skipped:
                     self.store.skip(error, kind)
+                if first:
+                    self.store.add_listed(kind, decoded.objects)
+                    self._update(listed=len(objects))
                 token: object = decoded.continue_token
                 page_rv: object = decoded.resource_version
                 await asyncio.sleep(0)  # let the console breathe between pages
@@ -443,7 +457,10 @@ class Reflector:
                     rv = str(page_rv or "")
                     break
                 params["continue"] = str(token)
-            self.store.replace(kind, objects, rv)
+            if first:
+                self.store.end_listed(kind, objects, rv)
+            else:
+                self.store.replace(kind, objects, rv)
         return rv
 
     # -- watch ----------------------------------------------------------------------------------
