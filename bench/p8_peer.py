@@ -100,22 +100,22 @@ class PeerServer:
         #: watches opened so far, per collection path: a reflector watches once its list is done
         self.watches: dict[str, int] = {}
         rng = random.Random(8)
-        self.pods = []
+        # only the bytes are kept (at 100k pods the dicts alone were gigabytes beside kubectl's)
+        self.pod_bytes: list[bytes] = []
+        self.row_bytes: list[bytes] = []
         for i in range(pods):
             pod = served_pod(i, rng, per_job=1)
             pod["spec"]["nodeName"] = f"gpu-node-{i % NODE_COUNT:05d}"
             del pod["kind"], pod["apiVersion"]  # list items carry neither
-            self.pods.append(pod)
-        self.nodes = []
+            self.pod_bytes.append(orjson.dumps(pod))
+            self.row_bytes.append(orjson.dumps(_table_row(pod)))
         from bench.payloads import node_event
 
+        self.node_bytes = []
         for i in range(NODE_COUNT):
             node = orjson.loads(node_event(i))["object"]
             del node["kind"], node["apiVersion"]
-            self.nodes.append(node)
-        self.pod_bytes = [orjson.dumps(p) for p in self.pods]
-        self.row_bytes = [orjson.dumps(_table_row(p)) for p in self.pods]
-        self.node_bytes = [orjson.dumps(n) for n in self.nodes]
+            self.node_bytes.append(orjson.dumps(node))
         self.size = sum(map(len, self.pod_bytes))
         self._pages: dict[tuple[str, int, bool], list[bytes]] = {}
         self.url = ""
@@ -155,6 +155,7 @@ class PeerServer:
         for limit, table in ((5000, False), (500, False), (500, True)):
             self.pages("/api/v1/pods", limit, table)
         self.pages("/api/v1/nodes", 5000, False)
+        self.pod_bytes, self.row_bytes = [], []  # the pages hold their own copies
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/")
@@ -331,7 +332,10 @@ def run(*args: int) -> Verdict:
     print(f"P8: {shutil.which(KUBECTL)} ({_kubectl_version()})", file=sys.stderr)
     launcher = Launcher()  # first, while this process is small (see Launcher)
     try:
-        measured = [(pods, *measure(launcher, pods, repeats, paint=pods == sizes[-1])) for pods in sizes]
+        measured = []
+        for pods in sizes:
+            measured.append((pods, *measure(launcher, pods, repeats, paint=pods == sizes[-1])))
+            print(f"P8 at {pods:,} pods: {_medians_text(measured[-1][1])}", file=sys.stderr, flush=True)
     finally:
         launcher.close()
     lines = []
@@ -375,6 +379,16 @@ def run(*args: int) -> Verdict:
         " interleaved, RSS floor"
         f" {launcher.floor / 2**20:.0f} MiB{growth}{paint_note}; goal: faster and leaner at every size",
     )
+
+
+def _medians_text(results: dict[str, list[tuple[float, int]]]) -> str:
+    """Each side's median wall time and max RSS, as soon as a size is measured (a long run that
+    is stopped keeps what it measured)."""
+    parts = []
+    for name, values in results.items():
+        wall, rss = _median(values)
+        parts.append(f"{name} {wall:.2f} s {rss / 2**20:,.0f} MiB")
+    return ", ".join(parts)
 
 
 def _kubectl_version() -> str:
