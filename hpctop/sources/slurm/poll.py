@@ -12,8 +12,8 @@ token (401/403, Slurm's own authentication errors, or a token that has expired o
 user: it will not fix itself in a second) waits the cap at once. Slurm 22.05's slurmrestd answers
 a token slurmctld refuses with a bare 500 "Unspecified error", as it does when slurmctld is
 down; the note says it is one or the other (:func:`~hpctop.sources.slurm.rest.token_verdict`).
-The last good rows are kept and marked stale, and :attr:`SlurmView.note` says in one sanitised line what is wrong and
-since when; only the Slurm side degrades, whatever else the console shows keeps going.
+The last good rows are kept and marked stale, and :attr:`SlurmView.note` says in one sanitised
+line what is wrong and since when; only the Slurm side degrades, whatever else the console shows keeps going.
 """
 
 from __future__ import annotations
