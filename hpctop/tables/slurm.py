@@ -314,7 +314,7 @@ def qos_rows(qos: Iterable[SlurmQos], *, names: Sequence[str] = ()) -> list[Row]
                 "grp_tres": q.grp_tres or None,
                 "grp_jobs": q.grp_jobs,
                 "grp_submit": q.grp_submit,
-                "grp_wall": q.grp_wall_min,
+                "grp_wall": q.grp_wall_min * 60 if q.grp_wall_min is not None else None,
                 "max_tres": q.max_tres_per_job or None,
                 "max_tres_per_node": q.max_tres_per_node or None,
                 "max_tres_per_user": q.max_tres_per_user or None,
@@ -323,7 +323,7 @@ def qos_rows(qos: Iterable[SlurmQos], *, names: Sequence[str] = ()) -> list[Row]
                 "max_submit_per_user": q.max_submit_per_user,
                 "max_jobs_per_account": q.max_jobs_per_account,
                 "max_submit_per_account": q.max_submit_per_account,
-                "max_wall": q.max_wall_min,
+                "max_wall": q.max_wall_min * 60 if q.max_wall_min is not None else None,  # seconds
                 "min_tres": q.min_tres_per_job or None,
             }
         )
@@ -366,10 +366,10 @@ def _words(value: Any, _: Row) -> str:
 
 
 def _wall(value: Any, _: Row) -> str:
-    """Minutes as sacctmgr prints a wall limit: ``01:00:00``, ``2-00:00:00``, "" for none."""
+    """Seconds as sacctmgr prints a wall limit: ``01:00:00``, ``2-00:00:00``, "" for none."""
     if value is None:
         return ""
-    days, rest = divmod(int(value) * 60, 86400)
+    days, rest = divmod(int(value), 86400)
     hours, rest = divmod(rest, 3600)
     clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
     return f"{days}-{clock}" if days else clock

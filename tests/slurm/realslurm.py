@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,24 @@ ACCOUNTING_HINT = (
     "Slurm accounting not installed: apt-get install slurmdbd mariadb-server (Debian 12; running as root)"
 )
 NODES = ("sn1", "sn2", "sn3")
+#: what an accounting cluster starts with (``sacctmgr -i ...``, before slurmctld, so slurmctld's
+#: first fair-share pass sees them): two accounts with their own shares, a sub-account with shares
+#: of its own and one that takes its parent's (``parent``), root a user of each, and QOS whose
+#: priority, preemption and limits differ
+ACCOUNTING = (
+    ("add", "qos", "low", "priority=10", "UsageFactor=0.5"),
+    ("add", "qos", "high", "priority=100", "preempt=low", "MaxWall=01:00:00", "GrpTRES=cpu=10"),
+    ("modify", "qos", "where", "name=high", "set", "MaxJobsPerUser=3", "MaxSubmitJobsPerUser=8"),
+    ("add", "account", "physics", "fairshare=30"),
+    ("add", "account", "chemistry", "fairshare=10"),
+    ("add", "account", "bio", "parent=physics", "fairshare=5"),
+    ("add", "account", "theory", "parent=physics", "fairshare=parent"),
+    ("add", "user", "root", "account=physics,chemistry,bio,theory", "qos=normal,high,low"),
+    ("modify", "user", "where", "name=root", "account=bio", "set", "fairshare=3"),
+)
+#: after slurmctld registered: a GRES limit needs the ``gres/gpu`` TRES, which slurmdbd learns from
+#: slurmctld's ``AccountingStorageTRES``
+ACCOUNTING_LATER = (("modify", "qos", "where", "name=high", "set", "MaxTRESPerUser=gres/gpu=4"),)
 SBIN = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
@@ -281,6 +300,8 @@ AccountingStorageTRES=gres/gpu"""
             self._start_accounting(timeout)
         self._spawn(["/usr/sbin/slurmctld", "-D", "-i"])
         self._wait(self._ctld_up, timeout, "slurmctld")
+        for command in ACCOUNTING_LATER if self.accounting else ():
+            self._wait(lambda c=command: self._try_sacctmgr(c), timeout, f"sacctmgr {' '.join(command)}")
         for name in NODES:
             self._spawn(["/usr/sbin/slurmd", "-D", "-N", name])
         rest_env = self.env
@@ -344,14 +365,44 @@ AccountingStorageTRES=gres/gpu"""
         self._spawn([str(which("slurmdbd")), "-D"])
         self._wait(self._dbd_up, timeout, "slurmdbd")
         self.sacctmgr("add", "cluster", "hpctop")
+        # two runs: one run keeps the QOS list it read first, so users can name only QOS made before it
+        self.sacctmgr_script([c for c in ACCOUNTING if c[:2] == ("add", "qos")])
+        self.sacctmgr_script([c for c in ACCOUNTING if c[:2] != ("add", "qos")])
 
     def _dbd_up(self) -> bool:
         done = self.run([str(which("sacctmgr")), "-n", "-P", "show", "cluster"], check=False)
         return done.returncode == 0
 
+    def daemon(self, program: str) -> subprocess.Popen[bytes]:
+        """The process of one daemon this cluster started (``slurmdbd``, ``mariadbd``)."""
+        return next(
+            p for p in self.procs if isinstance(p.args, list) and Path(str(p.args[0])).name == program
+        )
+
+    def sacctmgr_script(self, commands: Sequence[tuple[str, ...]]) -> None:
+        """Several sacctmgr commands in one run (its interactive mode reads them from stdin: one
+        process and one slurmdbd connection instead of one each); any error fails the set-up."""
+        script = "".join(" ".join(command) + "\n" for command in commands)
+        done = subprocess.run(
+            [str(which("sacctmgr")), "-i"],
+            input=script,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if done.returncode != 0 or "error" in done.stderr.lower():
+            raise RuntimeError(f"sacctmgr set-up failed: {done.stdout[-800:]}{done.stderr[-800:]}")
+
+    def _try_sacctmgr(self, command: tuple[str, ...]) -> bool:
+        return self.run([str(which("sacctmgr")), "-i", *command], check=False).returncode == 0
+
     def sacctmgr(self, *args: str) -> str:
         """``sacctmgr -i ARGS`` (no questions asked); its output."""
-        return self.run([str(which("sacctmgr")), "-i", *args]).stdout
+        done = self.run([str(which("sacctmgr")), "-i", *args], check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"sacctmgr {' '.join(args)}: {done.stdout[-500:]}{done.stderr[-500:]}")
+        return done.stdout
 
     def _wait(self, ready: object, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout

@@ -379,41 +379,54 @@ def shares_from_associations(associations: Sequence[SlurmAssociation]) -> list[S
     NormShares as Fair Tree computes it (``assoc_mgr``'s ``shares_norm = shares_raw /
     level_shares``, the sum of the raw shares of the association and its siblings): Slurm's
     default since 19.05; a cluster with ``PriorityFlags=NO_FAIR_TREE`` multiplies down the tree
-    instead, which slurmrestd cannot tell. The root association's shares are shown as sshare
-    shows them (none, 0). Usage, effective usage and fair share are None: slurmdbd has no usage.
+    instead, which slurmrestd cannot tell. An account whose shares are ``parent`` is transparent
+    (seen on 22.05): its children count among its parent's, and it shows its parent's NormShares.
+    The root association shows as sshare shows it (no shares, 0). Usage, effective usage and fair
+    share are None: slurmdbd has no usage.
     """
+    accounts = {a.account: a for a in associations if not a.user}
+
+    def level_of(assoc: SlurmAssociation) -> str:
+        parent, seen = assoc.parent, set()
+        while parent in accounts and accounts[parent].raw_shares is None and parent not in seen:
+            seen.add(parent)
+            if not accounts[parent].parent:
+                break
+            parent = accounts[parent].parent
+        return parent
+
     level: dict[tuple[str, str], int] = {}
     for assoc in associations:
         if assoc.parent and assoc.raw_shares is not None:
-            key = (assoc.parent, assoc.partition)
+            key = (level_of(assoc), assoc.partition)
             level[key] = level.get(key, 0) + assoc.raw_shares
-    shares: list[SlurmShare] = []
-    for assoc in associations:
-        root = not assoc.parent and not assoc.user
-        total = level.get((assoc.parent, assoc.partition), 0)
-        if root:
-            raw, norm = None, 0.0
-        elif assoc.raw_shares is None or total <= 0:
-            raw, norm = assoc.raw_shares, None
-        else:
-            raw, norm = assoc.raw_shares, assoc.raw_shares / total
-        shares.append(
-            SlurmShare(
-                account=assoc.account,
-                user=assoc.user,
-                parent=assoc.parent,
-                partition=assoc.partition,
-                raw_shares=raw,
-                norm_shares=norm,
-                raw_usage=None,
-                norm_usage=None,
-                effective_usage=None,
-                fairshare=None,
-                level_fs=None,
-                source="associations",
-            )
+
+    def norm(assoc: SlurmAssociation, depth: int = 0) -> float | None:
+        if not assoc.parent and not assoc.user:
+            return 0.0  # the root, as sshare prints it
+        if assoc.raw_shares is None:  # ``parent``: its parent's
+            above = accounts.get(level_of(assoc))
+            return norm(above, depth + 1) if above is not None and depth < len(accounts) else None
+        total = level.get((level_of(assoc), assoc.partition), 0)
+        return assoc.raw_shares / total if total > 0 else None
+
+    return [
+        SlurmShare(
+            account=assoc.account,
+            user=assoc.user,
+            parent=assoc.parent,
+            partition=assoc.partition,
+            raw_shares=assoc.raw_shares if assoc.parent or assoc.user else None,  # the root: none
+            norm_shares=norm(assoc),
+            raw_usage=None,
+            norm_usage=None,
+            effective_usage=None,
+            fairshare=None,
+            level_fs=None,
+            source="associations",
         )
-    return shares
+        for assoc in associations
+    ]
 
 
 @dataclass(frozen=True, slots=True)
