@@ -21,10 +21,16 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.slurm.accounting import (
+    SACCTMGR_QOS,
+    SSHARE,
+    SSHARE_FIELDS,
+    assert_shares_read_like_sshare,
+    qos_values,
+    sacctmgr_qos,
+    sshare_rows,
+)
 from tests.slurm.realslurm import RealSlurm, hpctop_cli
-
-SSHARE_FIELDS = "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare"
-QOS_FORMAT = "name,priority,preempt,flags,usagefactor,grptres,maxtrespu,maxjobspu,maxsubmitpu,maxwall"
 
 
 @pytest.fixture
@@ -38,8 +44,7 @@ def _cli(cluster: RealSlurm, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _sshare(cluster: RealSlurm) -> list[list[str]]:
-    out = cluster.run(["sshare", "-a", "-n", "-P", "-o", SSHARE_FIELDS]).stdout
-    return [line.split("|") for line in out.splitlines() if line.strip()]
+    return sshare_rows(cluster.run(list(SSHARE)).stdout)
 
 
 def _wait(what: str, ready: object, timeout: float = 20.0) -> None:
@@ -63,17 +68,8 @@ def test_queues_reads_like_sshare_as_far_as_slurmrestd_2205_serves_it(acct: Real
     text = _cli(acct, "queues")
     assert done.returncode == 0, done.stderr
     assert _sshare(acct) == sshare, "sshare changed while hpctop read"
-    rows = json.loads(done.stdout)
-    assert len(rows) == len(sshare)
-    for row, (account, user, raw, norm, _, _, _) in zip(rows, sshare, strict=True):
-        assert row["depth"] == len(account) - len(account.lstrip(" ")), (row, account)
-        assert (row["account"], row["user"] or "") == (account.strip(), user)
-        assert row["raw_shares"] == (int(raw) if raw.isdigit() else None), (row, raw)
-        assert (row["raw_shares"] is None) == (raw in ("", "parent"))
-        assert f"{row['norm_shares']:.6f}" == norm, (row, norm)
-        # what 22.05's slurmrestd cannot serve stays empty, never invented: sshare has real usage here
-        assert (row["raw_usage"], row["effective_usage"], row["fairshare"]) == (None, None, None)
-        assert row["source"] == "associations"
+    assert_shares_read_like_sshare(json.loads(done.stdout), sshare)
+    # sshare, asking slurmctld, has real usage here: the gap is shown, not hidden
     assert any(int(r[4]) > 0 for r in sshare if r[1]), "no usage: the gap would not be shown"
     assert "RawUsage, EffectvUsage and FairShare are not served" in done.stderr
     assert len(done.stderr.splitlines()) == 1
@@ -84,53 +80,13 @@ def test_queues_reads_like_sshare_as_far_as_slurmrestd_2205_serves_it(acct: Real
     assert [r[:4] for r in sshare if "parent" in r[2]] == [["  theory", "", "parent", "0.731707"]]
 
 
-def _seconds(clock: str) -> int | None:
-    """sacctmgr's ``[D-]HH:MM:SS`` as seconds (None for empty)."""
-    if not clock:
-        return None
-    days, _, rest = clock.rpartition("-")
-    hours, minutes, seconds = (int(p) for p in rest.split(":"))
-    return int(days or 0) * 86400 + hours * 3600 + minutes * 60 + seconds
-
-
 def test_queues_qos_reads_like_sacctmgr_show_qos(acct: RealSlurm) -> None:
-    shown = acct.run(["sacctmgr", "-n", "-P", "show", "qos", f"format={QOS_FORMAT}"]).stdout.splitlines()
+    shown = acct.run(list(SACCTMGR_QOS)).stdout
     done = _cli(acct, "queues", "--qos", "-o", "json")
     text = _cli(acct, "queues", "--qos")
     assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)
-    expected = []
-    for line in shown:
-        name, priority, preempt, flags, factor, grp_tres, tres_pu, jobs_pu, submit_pu, wall = line.split("|")
-        expected.append(
-            (
-                name,
-                int(priority),
-                preempt,
-                flags,
-                float(factor),
-                grp_tres or None,
-                tres_pu or None,
-                int(jobs_pu) if jobs_pu else None,
-                int(submit_pu) if submit_pu else None,
-                _seconds(wall),
-            )
-        )
-    got = [
-        (
-            r["name"],
-            r["priority"],
-            ",".join(r["preempt"]),
-            ",".join(r["flags"]),
-            r["usage_factor"],
-            r["grp_tres"],
-            r["max_tres_per_user"],
-            r["max_jobs_per_user"],
-            r["max_submit_per_user"],
-            r["max_wall"],
-        )
-        for r in rows
-    ]
+    expected = sacctmgr_qos(shown)
+    got = qos_values(json.loads(done.stdout))
     assert got == expected
     assert {r[0] for r in expected} == {"normal", "high", "low"}
     high = next(r for r in expected if r[0] == "high")
@@ -138,7 +94,7 @@ def test_queues_qos_reads_like_sacctmgr_show_qos(acct: RealSlurm) -> None:
     # the text table prints the wall limit as sacctmgr does
     assert (
         next(line for line in text.stdout.splitlines() if line.startswith("high")).split()[-1]
-        == next(line for line in shown if line.startswith("high")).split("|")[-1]
+        == next(line for line in shown.splitlines() if line.startswith("high")).split("|")[-1]
     )
 
 
