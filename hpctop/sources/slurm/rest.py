@@ -27,16 +27,21 @@ from typing import Any, TypeVar
 
 from hpctop.backends.slurm.wire import (
     MalformedObject,
+    SlurmAssociation,
     SlurmJob,
     SlurmNode,
     SlurmPartition,
+    SlurmQos,
     SlurmReservation,
     SlurmShare,
+    parse_association,
     parse_job,
     parse_node,
     parse_partition,
+    parse_qos,
     parse_reservation,
     parse_share,
+    shares_from_associations,
     text,
 )
 from hpctop.errors import PlainMessageError
@@ -196,9 +201,32 @@ class SlurmRest:
         bare = self.path(name).rstrip("/")
         return bare in self.served or f"{bare}/" in self.served
 
-    def _list(self, name: str, key: str, parse: Callable[[Mapping[str, object]], T]) -> list[T]:
-        data = self._get(self.path(name))
+    def db_path(self, name: str) -> str | None:
+        """``/slurmdb/<version>/<name>`` as the server spells it, at the highest version it serves for
+        ``name`` up to the negotiated one; None when it serves none (slurmrestd runs without the
+        ``openapi/dbv0.0.x`` plugin, which it loads only beside slurmdbd)."""
+        version = self.version or self.negotiate()
+        for known in reversed(KNOWN_VERSIONS[: KNOWN_VERSIONS.index(version) + 1]):
+            bare = f"/slurmdb/{known}/{name}"
+            if bare in self.served:
+                return bare
+            if f"{bare}/" in self.served:
+                return f"{bare}/"
+        return None
+
+    def _list(
+        self,
+        name: str,
+        key: str,
+        parse: Callable[[Mapping[str, object]], T],
+        *,
+        path: str | None = None,
+        keys: tuple[str, ...] = (),
+    ) -> list[T]:
+        data = self._get(path or self.path(name))
         raw = data.get(key)
+        for other in keys:  # the same list under another spelling (v0.0.38's "QOS", v0.0.40+'s "qos")
+            raw = data.get(other) if raw is None else raw
         if isinstance(raw, Mapping) and key == "shares":  # v0.0.40+: {"shares": {"shares": [...]}}
             raw = raw.get("shares")
         items: list[T] = []
@@ -239,14 +267,36 @@ class SlurmRest:
         return sorted(self._list("reservations", "reservations", parse_reservation), key=lambda r: r.name)
 
     def shares(self) -> list[SlurmShare]:
-        """sshare's data; slurmrestd serves it from v0.0.40 (Slurm 23.11) on, through slurmdbd."""
-        self.version or self.negotiate()
-        if not self.serves("shares"):
+        """sshare's data: ``/shares`` from v0.0.40 (Slurm 23.11) on; before it, what slurmdbd's
+        associations hold (the tree and raw shares, no usage: see
+        :func:`~hpctop.backends.slurm.wire.shares_from_associations`)."""
+        version = self.version or self.negotiate()
+        if self.serves("shares"):
+            return self._list("shares", "shares", parse_share)
+        if version < "v0.0.40" and self.db_path("associations") is not None:
+            return shares_from_associations(self.associations())
+        raise SlurmError(
+            f"slurmrestd {version} serves no shares (sshare's data): /shares came with v0.0.40 "
+            "(Slurm 23.11), and it serves no /slurmdb associations either (slurmrestd without "
+            "slurmdbd and its openapi/dbv0.0.x plugin)"
+        )
+
+    def associations(self) -> list[SlurmAssociation]:
+        """slurmdbd's associations (``sacctmgr show assoc``); needs slurmdbd."""
+        return self._list("associations", "associations", parse_association, path=self._db("associations"))
+
+    def qos(self) -> list[SlurmQos]:
+        """slurmdbd's QOS (``sacctmgr show qos``), in id order as sacctmgr lists them; needs slurmdbd."""
+        return self._list("qos", "qos", parse_qos, path=self._db("qos"), keys=("QOS",))
+
+    def _db(self, name: str) -> str:
+        path = self.db_path(name)
+        if path is None:
             raise SlurmError(
-                f"slurmrestd {self.version} serves no shares (sshare's data): /shares came with "
-                "v0.0.40 (Slurm 23.11)"
+                f"slurmrestd {self.version} serves no /slurmdb/.../{name}: it runs without slurmdbd "
+                "(its openapi/dbv0.0.x plugin is not loaded)"
             )
-        return self._list("shares", "shares", parse_share)
+        return path
 
     # -- job changes (never sent by a read-only client) ------------------------------------------
 
