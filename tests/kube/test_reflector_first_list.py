@@ -8,13 +8,15 @@ the test releases it (``continue_gates``), so what the store holds between two p
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import kmock
 import pytest
 
 from hpctop.model.store import Store
 from hpctop.sources.kube.connection import Connection
-from hpctop.sources.kube.reflector import ReflectorState
+from hpctop.sources.kube.reflector import Reflector, ReflectorState
 from tests.kube.fakeserver import PODS, FakeApiServer
 from tests.kube.reflectors import pods_in, reflecting, server_pods
 from tests.model_fixtures import pod
@@ -24,14 +26,24 @@ pytestmark = pytest.mark.looptime
 LIST = kmock.action.LIST
 
 
-async def test_a_first_list_shows_its_pages_as_they_come_and_counts_them(
+@contextlib.asynccontextmanager
+async def first_page_held(
     fake: FakeApiServer, connection: Connection, store: Store
-) -> None:
+) -> AsyncIterator[tuple[Reflector, asyncio.Event]]:
+    """A reflector whose first list of 25 pods (pages of 10) has its first page in, the rest held
+    until the gate is set."""
     for i in range(25):
         fake.upsert(PODS, pod(f"p{i:02d}"))
     gate = fake.continue_gates[PODS] = asyncio.Event()
     async with reflecting(connection, store, page_size=10) as reflector:
         await until(lambda: reflector.status.listed == 10, what="the first page")
+        yield reflector, gate
+
+
+async def test_a_first_list_shows_its_pages_as_they_come_and_counts_them(
+    fake: FakeApiServer, connection: Connection, store: Store
+) -> None:
+    async with first_page_held(fake, connection, store) as (reflector, gate):
         assert len(store.pods) == 10  # the first page is in the store before the list ends
         assert reflector.status.state is ReflectorState.SYNCING and not reflector.status.synced_once
         assert len(store.snapshot().jobs) == 10  # and derives rows
@@ -44,11 +56,7 @@ async def test_a_first_list_shows_its_pages_as_they_come_and_counts_them(
 async def test_a_first_list_restarted_by_410_ends_without_what_the_server_deleted(
     fake: FakeApiServer, connection: Connection, store: Store
 ) -> None:
-    for i in range(25):
-        fake.upsert(PODS, pod(f"p{i:02d}"))
-    gate = fake.continue_gates[PODS] = asyncio.Event()
-    async with reflecting(connection, store, page_size=10) as reflector:
-        await until(lambda: reflector.status.listed == 10, what="the first page")
+    async with first_page_held(fake, connection, store) as (reflector, gate):
         assert ("team-a", "p00") in store.pods
         fake.remove(PODS, "p00", "team-a")  # deleted between two pages of the first list...
         fake.compact()  # ... and the continue token too old now: 410, the list starts over
