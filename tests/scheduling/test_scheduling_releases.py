@@ -154,7 +154,10 @@ def test_the_demos_view_is_the_old_passs(monkeypatch: pytest.MonkeyPatch) -> Non
                 cycle.profile.add_releases(releases_from_scratch(active, cycle.charges, cycle.now))
 
             m.setattr(core._Cycle, "_add_running_releases", old_pass)
-            want = core.schedule(session.snapshot, session.policy, session.now, memo=Memo())
+            want = session.frozen.apply(
+                core.schedule(session.snapshot, session.policy, session.now, memo=Memo()),
+                session.snapshot.jobs,
+            )
         assert got.placements == want.placements and got.pending_order == want.pending_order
         assert dict(got.plans) == dict(want.plans) and got.queues == want.queues
         assert got.stats["reservations"] == want.stats["reservations"]
