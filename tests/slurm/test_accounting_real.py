@@ -153,12 +153,16 @@ def test_slurmdbd_down_is_a_note_not_a_crash(acct: RealSlurm) -> None:
     dbd = acct.daemon("slurmdbd")
     dbd.terminate()
     dbd.wait(timeout=10)
-    qos = _cli(acct, "queues", "--qos")
-    shares = _cli(acct, "queues")
+    acct.procs.remove(dbd)
+    try:
+        qos = _cli(acct, "queues", "--qos")
+        shares = _cli(acct, "queues")
+        prio = _cli(acct, "prio", "-o", "json")
+    finally:
+        acct.start_slurmdbd()  # the module's cluster stays whole for whatever runs after
     for done in (qos, shares):
         assert done.returncode == 1 and done.stdout == "", done.stdout
         assert len(done.stderr.splitlines()) == 1, done.stderr
         assert "Slurm: slurmrestd 500" in done.stderr and "slurmdbd" in done.stderr, done.stderr
-    prio = _cli(acct, "prio", "-o", "json")
     assert prio.returncode == 0, prio.stderr
     assert "no QOS factors" in prio.stderr and len(prio.stderr.splitlines()) == 1
