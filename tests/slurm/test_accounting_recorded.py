@@ -12,6 +12,7 @@ no limit).
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable
@@ -22,8 +23,9 @@ import pytest
 
 from hpctop.backends.slurm.wire import parse_association, shares_from_associations
 from hpctop.cli import main
+from tests.cli.test_cli_hostile import check_clean
 from tests.slurm.accounting import assert_shares_read_like_sshare, qos_values, sacctmgr_qos, sshare_rows
-from tests.slurm.recorded import FIXTURES, TOKEN, RecordedSlurm
+from tests.slurm.recorded import FIXTURES, TOKEN, RecordedSlurm, load
 from tests.slurm.test_recorded_versions import VERSIONS
 
 
@@ -146,3 +148,22 @@ def test_queues_qos_from_a_newer_version(cli: Callable[..., Done], version: str)
 def test_queues_qos_needs_slurm(cli: Callable[..., Done], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["queues", "--qos", "--demo"]) == 2
     assert "needs --slurm-url" in capsys.readouterr().err
+
+
+def test_hostile_qos_and_account_names_reach_no_output_raw(cli: Callable[..., Done]) -> None:
+    """A QOS, its description and an account are cluster text: escapes and controls never pass raw."""
+    hostile = "\x1b]52;c;ZXZpbA==\x07\u202e"
+    _, responses = load("v0.0.44")
+    responses = copy.deepcopy(responses)
+    responses["qos"]["qos"][1]["name"] = f"high{hostile}"
+    responses["qos"]["qos"][1]["description"] = hostile
+    responses["qos"]["qos"][1]["preempt"]["list"] = [f"low{hostile}"]
+    responses["shares"]["shares"]["shares"][1]["name"] = f"research{hostile}"
+    with RecordedSlurm("v0.0.44", responses=responses) as server:
+        for args in (("queues", "--qos"), ("queues",)):
+            for fmt in ("table", "json", "csv", "tsv"):
+                done = cli(server, *args, "-o", fmt)
+                assert done.returncode == 0, done.stderr
+                assert "high" in done.stdout or "research" in done.stdout
+                check_clean(done.stdout, fmt)
+                check_clean(done.stderr, "table")
