@@ -21,11 +21,11 @@ from hpctop.model.history import JournalEntry
 from hpctop.model.objects import Job, JobKey, Pod, Workload
 from hpctop.model.store import Snapshot
 from hpctop.model.topology import job_topology
-from hpctop.scheduling.observed import OWN_SCHEDULER, merge
+from hpctop.scheduling.observed import FORECAST_MARK, OWN_SCHEDULER, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
-from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held
+from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held, order_source
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 from hpctop.tui.topology_text import topology_lines
 
@@ -120,8 +120,17 @@ def detail_text(
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
                 t.append("\n")
-        if order is not None and not held:
+        estimate = order_source(view) == "forecast"
+        who = _s(view.queue_layer or view.binder or "its scheduler", 64)
+        if order is not None and not held and estimate:
+            t.append(
+                f"  ORDER {FORECAST_MARK}{order}: hpctop's estimate of its place among the jobs waiting "
+                f"(not {who}'s own order)\n"
+            )
+        elif order is not None and not held:
             t.append(f"  ORDER {order}: the scheduler tries it {order}. among the jobs waiting\n")
+        elif plan is not None and plan.order is not None and not held and estimate:
+            t.append(f"  hpctop's estimate: {who} tries it about {plan.order + 1}. among the pending jobs\n")
         elif plan is not None and plan.order is not None and not held:
             t.append(f"  tried {plan.order + 1}. in the scheduler's last pass over the pending jobs\n")
         elif held:

@@ -1,0 +1,195 @@
+"""What a user found driving the console in tmux (session 11's pass at 80x24 and 200x50), each fixed.
+
+- ORDER under ``--scheduler kai`` is hpctop's estimate of KAI's order (KAI publishes none): the
+  column marks it ``~`` as the ETA column does, and the detail says so (ARCHITECTURE.md "observed
+  first, forecast labelled"); on the plain demo hpctop is the scheduler and ORDER has no mark.
+- At 80 columns REASON got 8 cells ("QuotaExc…"): the columns a Slurm user reads in squeue (JOB,
+  USER, ST, TIME, REASON) come first and REASON holds the reason words whole.
+- The queue pane cut every name at ten characters and let wide numbers push the counts out of line.
+- The confirmation of an action in the simulator said "✓ … deleted" before anything was done, and the
+  result did not say that only the simulated cluster changed.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+
+from hpctop.model.policy import QueueState
+from hpctop.model.resources import ZERO, Resources
+from hpctop.runtime.session import Session, demo_session
+from hpctop.scheduling.types import QueueStatus
+from hpctop.tui.app import HpctopApp, make_app
+from hpctop.tui.rows import COLUMNS, cells, fit_columns
+from hpctop.tui.screens.confirm import ConfirmScreen
+from hpctop.tui.widgets.jobs import JobsTable
+from hpctop.tui.widgets.queues import QueuePane
+from tests.sample_session import SampleSession
+
+ORDER = [c.name for c in COLUMNS].index("ORDER")
+
+
+def _app(session: Session | SampleSession, **kw: object) -> HpctopApp:
+    return make_app(session, tick_interval=0, clock=lambda: 0.0, user="alice", show_charts=False, **kw)  # type: ignore[arg-type]
+
+
+def _line(jobs: JobsTable, y: int) -> str:
+    return "".join(seg.text for seg in jobs.render_line(y))
+
+
+async def _waiting(app: HpctopApp, jobs: JobsTable) -> None:
+    for _ in range(60):  # a few simulated seconds until jobs that arrived wait their turn
+        if jobs.ranks:
+            return
+        app.step_now(3)
+
+
+async def test_kai_order_is_marked_as_hpctops_estimate() -> None:
+    app = _app(demo_session(seed=1, at=900, scheduler_style="kai"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        jobs = app.query_one(JobsTable)
+        await _waiting(app, jobs)
+        await pilot.pause()
+        waiting = [r for r in jobs.view if r.key in jobs.ranks]
+        assert waiting, "no job waiting its turn under kai"
+        for row in waiting:
+            rank = jobs.ranks[row.key]
+            assert cells(row, jobs.now, rank)[ORDER] == f"~{rank}", row.key
+        top = waiting[0]
+        assert f" ~{jobs.ranks[top.key]} " in _line(jobs, 1 + jobs.view.index(top))
+        body = app._detail(top.key).plain
+        assert f"ORDER ~{jobs.ranks[top.key]}: hpctop's estimate" in body
+        assert "not kai's own order" in body
+        assert "the scheduler tries it" not in body
+
+
+async def test_demo_order_is_the_schedulers_own() -> None:
+    app = _app(demo_session(seed=1, at=900))
+    async with app.run_test(size=(120, 40)) as pilot:
+        jobs = app.query_one(JobsTable)
+        await _waiting(app, jobs)
+        await pilot.pause()
+        waiting = [r for r in jobs.view if r.key in jobs.ranks]
+        assert waiting
+        assert all(cells(r, jobs.now, jobs.ranks[r.key])[ORDER] == str(jobs.ranks[r.key]) for r in waiting)
+        assert "ORDER 1: the scheduler tries it 1." in app._detail(waiting[0].key).plain
+
+
+def test_80_columns_show_squeues_columns_and_a_readable_reason() -> None:
+    shown = dict((c.name, w) for c, w in fit_columns(76))  # an 80-column terminal's jobs pane
+    assert {"JOB", "USER", "ST", "TIME", "REASON"} <= set(shown), shown
+    assert shown["REASON"] >= len("QuotaExceeded") + 2 and shown["JOB"] >= 22, shown
+    wide = dict((c.name, w) for c, w in fit_columns(196))  # 200 columns: every column
+    assert set(wide) == {c.name for c in COLUMNS} and wide["REASON"] >= 24 and wide["JOB"] == 32
+
+
+async def test_reason_readable_on_screen_at_80x24() -> None:
+    app = _app(SampleSession(seed=1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        jobs = app.query_one(JobsTable)
+        assert jobs.content_region.width <= 80
+        lines = [_line(jobs, y) for y in range(1, min(len(jobs.view), jobs.content_region.height - 1) + 1)]
+        reasons = [r.reason for r in jobs.view[: len(lines)] if r.reason]
+        assert reasons, "no pending job with a reason on the first screen"
+        for reason in reasons:
+            assert len(reason) > 15 or any(
+                f" {reason} " in line or line.rstrip().endswith(reason) for line in lines
+            ), (
+                reason,
+                lines,
+            )
+        assert "USER" in _line(jobs, 0) and "TIME" in _line(jobs, 0)
+
+
+def _queue(
+    path: str, depth: int, children: tuple[str, ...] = (), used: int = 0, running: int = 0
+) -> QueueStatus:
+    return QueueStatus(
+        path=path,
+        parent=path.rsplit(".", 1)[0] if depth else None,
+        children=children,
+        depth=depth,
+        state=QueueState.OPEN,
+        guaranteed=Resources.of(gpu=2_547_000),
+        max=None,
+        used=Resources.of(gpu=used),
+        pending=ZERO,
+        running_jobs=running,
+        pending_jobs=159,
+        dominant_share=0.0,
+        dominant_resource="gpu",
+        cluster_share=0.0,
+        normalized_share=0.0,
+        fairshare_factor=0.97,
+        borrowing=False,
+    )
+
+
+class _QueuesApp(App[None]):
+    CSS: ClassVar[str] = "QueuePane { width: 1fr; height: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        yield QueuePane(id="queues")
+
+
+async def test_queue_names_are_not_cut_at_ten_characters() -> None:
+    long = "root.research.speech-recognition"
+    queues = {
+        "root": _queue("root", 0, ("root.research",), used=1_700_430, running=1663),
+        "root.research": _queue("root.research", 1, (long, "root.research.rl")),
+        long: _queue(long, 2, used=169_520),
+        "root.research.rl": _queue("root.research.rl", 2, used=5_000, running=3),
+    }
+    for width, whole in ((100, True), (60, False)):
+        app = _QueuesApp()
+        async with app.run_test(size=(width, 10)) as pilot:
+            pane = app.query_one(QueuePane)
+            pane.set_queues(queues, 6_212_000)
+            await pilot.pause()
+            lines = ["".join(s.text for s in pane.render_line(y)) for y in range(4)]
+            assert ("speech-recognition" in lines[2]) is whole, lines
+            if not whole:
+                # the pane's room, not ten characters: the bar shortened first, then the name cut with a mark
+                assert "speech-rec…" in lines[2] and " ██" not in lines[0][:18], lines
+            # the counts and fair share stay in one column and on screen, whatever the amounts' widths
+            at = {line.index(" R") for line in lines}
+            assert len(at) == 1, lines
+            assert all("fs0.97" in line for line in lines), lines
+
+
+async def test_simulated_action_says_what_will_happen_and_what_did() -> None:
+    app = _app(SampleSession(seed=1))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down", "h")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        body = str(app.screen.query_one("#confirm-body").render())
+        assert "In the simulated cluster, if you confirm" in body, body
+        assert "✓" not in body and "→" in body, body  # nothing is done yet: no check mark
+        assert "will be changed in the simulated cluster" in body
+        await pilot.press("y")
+        await pilot.pause()
+        assert any(n.message.endswith("(in the simulated cluster)") for n in app._notifications), [
+            n.message for n in app._notifications
+        ]
+
+
+async def test_demo_action_result_names_the_simulated_cluster() -> None:
+    session = demo_session(seed=1, at=600)
+    app = _app(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        jobs = app.query_one(JobsTable)
+        await pilot.pause()
+        key = jobs.current_key  # a running job (nothing waits its turn at 10 minutes)
+        assert key is not None and jobs.current is not None and jobs.current.state.is_active
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "a live cluster would be sent" in str(app.screen.query_one("#confirm-body").render())
+        await pilot.press("y")
+        await pilot.pause()
+        [entry] = app.journal.of(key)
+        assert entry.ok and "held in the simulated cluster: " in entry.message, entry.message
+        assert entry.message.count("spec.suspend false → true") == 1, entry.message  # said once
