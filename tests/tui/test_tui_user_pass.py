@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
@@ -193,3 +194,27 @@ async def test_demo_action_result_names_the_simulated_cluster() -> None:
         [entry] = app.journal.of(key)
         assert entry.ok and "held in the simulated cluster: " in entry.message, entry.message
         assert entry.message.count("spec.suspend false → true") == 1, entry.message  # said once
+
+
+async def test_cursor_stays_on_the_top_row_until_a_job_is_picked() -> None:
+    """At 200x50 the demo showed ORDER 5 first: the cursor had followed the job that was first at
+    start down the list as jobs arrived, and scrolled the head of the queue off the screen."""
+    app = _app(SampleSession(seed=2))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        jobs = app.query_one(JobsTable)
+        jobs.sort_by("USER", reverse=False)
+        first = jobs.current_key
+        rows = [*jobs.rows, replace(jobs.rows[0], key=("x", "Job", "arrived"), user="aaa")]
+        jobs.set_rows(rows, jobs.now)
+        assert jobs.cursor == 0 and jobs.current_key == ("x", "Job", "arrived") != first
+        assert jobs.scroll_y == 0
+        await pilot.press("down")  # a job picked: the cursor follows it from now on
+        picked = jobs.current_key
+        rows = [*rows, replace(rows[0], key=("x", "Job", "arrived-2"), user="aa")]
+        jobs.set_rows(rows, jobs.now)
+        assert jobs.current_key == picked and jobs.cursor == 2
+        await pilot.press("home")  # back to the top: stays there again
+        rows = [*rows, replace(rows[0], key=("x", "Job", "arrived-3"), user="a")]
+        jobs.set_rows(rows, jobs.now)
+        assert jobs.cursor == 0 and jobs.current_key == ("x", "Job", "arrived-3")
