@@ -199,7 +199,7 @@ def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
         row.gang,
         fmt_gpus(row.gpus),
         fmt_duration(row.elapsed(now)),
-        fmt_duration(row.waited(now)),
+        fmt_duration(row.waited(now)) if row.submit > 0 else "",  # 0: not known (1970 is no submit time)
         (FORECAST_MARK if row.eta_source == "forecast" and row.eta is not None else "")
         + (fmt_eta(row.eta, now) if row.state.is_pending else ""),
         row.reason,

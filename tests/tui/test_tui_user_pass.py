@@ -218,3 +218,21 @@ async def test_cursor_stays_on_the_top_row_until_a_job_is_picked() -> None:
         rows = [*rows, replace(rows[0], key=("x", "Job", "arrived-3"), user="a")]
         jobs.set_rows(rows, jobs.now)
         assert jobs.cursor == 0 and jobs.current_key == ("x", "Job", "arrived-3")
+
+
+async def test_unknown_submit_time_is_no_wait_since_1970() -> None:
+    """The recorded Slinky demo's pods carry no creation time: WAIT read "20789-03…" and the detail
+    "submitted 1970-01-01 00:00:00 ... (waited 20789-03:43:50)"."""
+    from hpctop.runtime.slinky_demo import slinky_demo_session
+
+    app = _app(slinky_demo_session(), read_only=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        jobs = app.query_one(JobsTable)
+        wait = [c.name for c in COLUMNS].index("WAIT")
+        unknown = [r for r in jobs.rows if r.submit <= 0]
+        assert unknown, "the recording now has creation times: this test needs another case"
+        assert all(cells(r, jobs.now)[wait] == "" for r in unknown)
+        assert all(cells(r, jobs.now)[wait] for r in jobs.rows if r.submit > 0 and r.start is not None)
+        body = app._detail(unknown[0].key).plain
+        assert "1970" not in body and "submitted -" in body and "waited" not in body, body[:400]

@@ -77,11 +77,13 @@ def detail_text(
         t.append(f"partition {_s(part or '-')}  ")
     value = "-" if job.priority_value is None else str(job.priority_value)
     t.append(f"priority class {_s(job.priority_class or '-')} (value {value})\n")
-    t.append(f"submitted {fmt_clock(job.submit_time)}")
+    # a submit time of 0 is one the cluster did not say (a recording without creation times), not 1970
+    known = job.submit_time > 0
+    t.append(f"submitted {fmt_clock(job.submit_time) if known else '-'}")
     if job.start_time is not None:
-        t.append(
-            f"  started {fmt_clock(job.start_time)} (waited {fmt_duration(job.start_time - job.submit_time)})"
-        )
+        t.append(f"  started {fmt_clock(job.start_time)}")
+        if known:
+            t.append(f" (waited {fmt_duration(job.start_time - job.submit_time)})")
     if job.end_time is not None:
         t.append(f"  ended {fmt_clock(job.end_time)}")
     if job.time_limit:
