@@ -45,8 +45,9 @@ BAR = 12
 #: name on screen needs, within these and what the pane's width leaves beside the numbers
 NAME = 14
 NAME_MAX = 40
-#: the narrowest bar: a narrow pane shortens the bar before it cuts the numbers
-BAR_MIN = 6
+#: the narrowest bar worth drawing: a narrow pane shortens the bar before it cuts the numbers, and
+#: below this leaves it out (the used/guaranteed/max numbers say the same)
+BAR_MIN = 4
 #: the cells right of the name besides the bar and the used/guaranteed/max and R/PD columns: the
 #: fair share (`` fs0.97``) and the borrowing mark (`` ⇡``)
 BESIDE = 7 + 2
@@ -242,7 +243,7 @@ class QueuePane(ScrollView, can_focus=True):
         """(name, bar, used/guaranteed/max, R/PD) column widths for the rows on screen: the numbers
         as wide as the widest (176.01/2547/- pushed the counts out of line), the name as long as
         the longest on screen needs (names were cut at ten characters) and the bar shorter (down to
-        :data:`BAR_MIN`) where the pane is narrow; only then is a name cut, with "…"."""
+        :data:`BAR_MIN`, then none) where the pane is narrow; a name is cut (with "…") before the bar goes."""
         key = (self._version, tuple(vis), width)
         if key == self._layout_key:
             return self._layout_value
@@ -254,7 +255,12 @@ class QueuePane(ScrollView, can_focus=True):
         fixed = BESIDE + num_w + count_w + 1  # + the gap after the name
         # the whole name first (the bar shortens for it), then what the width allows
         name_w = min(max([NAME, *names]), NAME_MAX)
-        bar_w = max(BAR_MIN, min(BAR, width - fixed - name_w))
+        bar_w = min(BAR, width - fixed - name_w)
+        if bar_w < BAR_MIN:  # too narrow for the whole name and a bar: the name gives way first
+            name_w = max(NAME, width - fixed - BAR_MIN)
+            bar_w = min(BAR, width - fixed - name_w)
+            if bar_w < BAR_MIN:
+                bar_w = 0
         name_w = max(NAME, min(name_w, width - fixed - bar_w))
         self._layout_key, self._layout_value = key, (name_w, bar_w, num_w, count_w)
         return self._layout_value
@@ -324,7 +330,8 @@ class QueuePane(ScrollView, can_focus=True):
         vis = self.visible_paths()
         index = int(self.scroll_y) + y
         if 0 <= index < len(vis):
-            layout = self._layout(width, vis)
+            # the scrollbar takes a column of the pane's width: lay out in what is left
+            layout = self._layout(min(width, self.scrollable_content_region.width or width), vis)
             return (
                 Strip(self._line(vis[index], index == self.cursor, width, layout))
                 .extend_cell_length(width)
