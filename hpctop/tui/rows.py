@@ -71,19 +71,25 @@ SORT_KEYS = COLUMN_NAMES + EXTRA_SORT_KEYS
 
 def fit_columns(width: int) -> list[tuple[Column, int]]:
     """The columns shown in ``width`` cells (each plus a one-cell gap), in display order, with
-    their widths: columns go in by priority while their narrowest widths fit, then the flexible
+    their widths: columns go in by priority until the next one's narrowest width does not fit (the
+    must-haves, priority 0, always: JOB, ST, REASON), then the flexible
     ones grow towards their preferred width with what is left (REASON first: a pending job's reason
     is what a narrow screen is for; then JOB), and a wide terminal gives REASON the rest."""
     chosen: set[str] = set()
     used = 0
     for col in sorted(COLUMNS, key=lambda c: c.priority):
         need = (col.min_width if col.flex else col.width) + 1
-        if used + need <= width or not chosen:
-            chosen.add(col.name)
-            used += need
+        if used + need > width and col.priority > 0:
+            # strictly by priority: a narrow GANG slipping in where PRIO did not fit made columns
+            # come and go one cell apart (PRIO at 81 columns, GANG instead at 80)
+            break
+        chosen.add(col.name)
+        used += need
     shown = [c for c in COLUMNS if c.name in chosen]
     widths = {c.name: (c.min_width if c.flex else c.width) for c in shown}
     spare = width - used
+    if spare < 0:  # narrower than the must-haves: REASON gives up what is missing (down to 4 cells)
+        widths["REASON"] = max(widths["REASON"] + spare, 4)
     for col in sorted((c for c in shown if c.flex), key=lambda c: c.name != "REASON"):
         grow = min(col.width - widths[col.name], max(spare, 0))
         widths[col.name] += grow

@@ -237,3 +237,15 @@ async def test_unknown_submit_time_is_no_wait_since_1970() -> None:
         assert all(cells(r, jobs.now)[wait] for r in jobs.rows if r.submit > 0 and r.start is not None)
         body = app._detail(unknown[0].key).plain
         assert "1970" not in body and "submitted -" in body and "waited" not in body, body[:400]
+
+
+def test_columns_only_come_in_as_the_terminal_widens() -> None:
+    """Columns went in greedily: GANG took PRIO's place at 80 columns and PRIO came back at 81."""
+    before: set[str] = set()
+    for width in range(30, 220):
+        shown = fit_columns(width)
+        names = {c.name for c, _ in shown}
+        assert before <= names, (width, before - names)
+        assert {"JOB", "ST", "REASON"} <= names, width  # the must-haves on any screen
+        assert width < 42 or sum(w + 1 for _, w in shown) <= width, width
+        before = names
