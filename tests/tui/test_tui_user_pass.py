@@ -22,6 +22,7 @@ from hpctop.model.resources import ZERO, Resources
 from hpctop.runtime.session import Session, demo_session
 from hpctop.scheduling.types import QueueStatus
 from hpctop.tui.app import HpctopApp, make_app
+from hpctop.tui.keymap import KEYMAP
 from hpctop.tui.rows import COLUMNS, cells, fit_columns
 from hpctop.tui.screens.confirm import ConfirmScreen
 from hpctop.tui.widgets.jobs import JobsTable
@@ -195,6 +196,9 @@ async def test_demo_action_result_names_the_simulated_cluster() -> None:
         [entry] = app.journal.of(key)
         assert entry.ok and "held in the simulated cluster: " in entry.message, entry.message
         assert entry.message.count("spec.suspend false → true") == 1, entry.message  # said once
+    # the help said "Hold pending jobs": a running job was just held, and the help now says it may be
+    [hold] = [spec for spec in KEYMAP if spec.name == "hold"]
+    assert "pending" not in hold.help and "running" in hold.help, hold.help
 
 
 async def test_cursor_stays_on_the_top_row_until_a_job_is_picked() -> None:
