@@ -12,9 +12,12 @@
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import replace
 from typing import ClassVar
 
+import pytest
 from textual.app import App, ComposeResult
 
 from hpctop.model.policy import QueueState
@@ -253,3 +256,30 @@ def test_columns_only_come_in_as_the_terminal_widens() -> None:
         assert {"JOB", "ST", "REASON"} <= names, width  # the must-haves on any screen
         assert width < 42 or sum(w + 1 for _, w in shown) <= width, width
         before = names
+
+
+def _screen_text(app: HpctopApp) -> str:
+    svg = app.export_screenshot()
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")
+
+
+@pytest.mark.parametrize(
+    ("size", "titles"),
+    [
+        ((80, 24), ("GPUs in use", "pending jobs", "jobs per min", "jobs by wait")),
+        ((200, 50), ("GPUs in use, by partition", "jobs started / finished per minute")),
+    ],
+)
+async def test_every_chart_has_a_title(size: tuple[int, int], titles: tuple[str, ...]) -> None:
+    """At 80x24 (``C``) the four charts had no title: plotext leaves out one that does not fit."""
+    session = SampleSession(seed=1)
+    app = make_app(session, tick_interval=0, clock=lambda: 0.0, user="alice", show_charts=True)
+    async with app.run_test(size=size) as pilot:
+        for _ in range(3):  # a few samples: the charts draw lines
+            app.step_now(60)
+        if size[1] < 44:
+            await pilot.press("C")  # from 44 rows they are shown already
+        await pilot.pause()
+        text = _screen_text(app)
+        for title in titles:
+            assert title in text, (title, text[:2000])

@@ -72,6 +72,21 @@ def tick_labels(ticks: list[float]) -> list[str]:
     return labels
 
 
+#: each chart's title where the plot is too narrow for the whole one (plotext leaves a title out
+#: that does not fit: at 80x24 the four charts had none)
+SHORT_TITLES = {
+    "GPUs in use, by partition": "GPUs in use",
+    "pending jobs, by queue": "pending jobs",
+    "jobs started / finished per minute": "jobs per min",
+    "jobs by wait (submit to start)": "jobs by wait",
+}
+
+
+def fit_title(title: str, width: int) -> str:
+    """``title``, or its short form where the plot is narrower than the title and the y axis."""
+    return title if len(title) + 8 <= width else SHORT_TITLES.get(title, title)  # 8: the y axis
+
+
 class ChartsPane(Horizontal):
     def compose(self) -> ComposeResult:
         for name in ("alloc", "pending", "throughput", "waits"):
@@ -111,7 +126,7 @@ class ChartsPane(Horizontal):
             plot = self.query_one(f"#chart-{name}", PlotextPlot)
             plt = plot.plt
             plt.clear_data()
-            plt.title(title)
+            plt.title(fit_title(title, plot.size.width))
             labels = list(series)
             if len(times) > 1:
                 for i, label in enumerate(labels):
@@ -142,7 +157,7 @@ class ChartsPane(Horizontal):
         plot = self.query_one("#chart-waits", PlotextPlot)
         plt = plot.plt
         plt.clear_data()
-        plt.title("jobs by wait (submit to start)")
+        plt.title(fit_title("jobs by wait (submit to start)", plot.size.width))
         waits = [w / 60 for w in history.waits]
         if waits:
             edges, counts, width = wait_histogram(waits)
