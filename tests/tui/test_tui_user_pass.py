@@ -22,7 +22,8 @@ from textual.app import App, ComposeResult
 
 from hpctop.model.policy import QueueState
 from hpctop.model.resources import ZERO, Resources
-from hpctop.runtime.session import Session, demo_session
+from hpctop.runtime.protocols import SessionLike
+from hpctop.runtime.session import demo_session
 from hpctop.scheduling.types import QueueStatus
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.keymap import KEYMAP
@@ -35,8 +36,10 @@ from tests.sample_session import SampleSession
 ORDER = [c.name for c in COLUMNS].index("ORDER")
 
 
-def _app(session: Session | SampleSession, **kw: object) -> HpctopApp:
-    return make_app(session, tick_interval=0, clock=lambda: 0.0, user="alice", show_charts=False, **kw)  # type: ignore[arg-type]
+def _app(session: SessionLike, read_only: bool = False) -> HpctopApp:
+    return make_app(
+        session, tick_interval=0, clock=lambda: 0.0, user="alice", show_charts=False, read_only=read_only
+    )
 
 
 def _line(jobs: JobsTable, y: int) -> str:
