@@ -29,6 +29,7 @@ from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.keymap import KEYMAP
 from hpctop.tui.rows import COLUMNS, cells, fit_columns
 from hpctop.tui.screens.confirm import ConfirmScreen
+from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
 from tests.sample_session import SampleSession
@@ -286,3 +287,23 @@ async def test_every_chart_has_a_title(size: tuple[int, int], titles: tuple[str,
         text = _screen_text(app)
         for title in titles:
             assert title in text, (title, text[:2000])
+
+
+async def test_every_partitions_total_is_on_screen_at_120_columns() -> None:
+    """The GPU pane's totals were one line, cut at the pane's edge: at 120x35 the demo's T4,
+    V100M16 and V100M32 were not on screen. A click on a name on the second line still zooms."""
+    app = _app(demo_session(seed=1, at=600))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        gpus = app.query_one(GpuPane)
+        names = [g.name for g in gpus.map.partitions]
+        assert len(names) >= 7
+        lines = ["".join(s.text for s in gpus.render_line(y)) for y in range(3)]
+        assert all(len(line.rstrip()) <= gpus.size.width for line in lines)
+        shown = " ".join(lines)
+        assert all(f"{name} " in shown for name in names), (names, lines)
+        second = next(
+            y for y, line in enumerate(lines) if line.startswith(names[-1]) or f"  {names[-1]} " in line
+        )
+        x = lines[second].index(names[-1])
+        assert gpus.hit_at(x, second) == ("partition", names[-1])
