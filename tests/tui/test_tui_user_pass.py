@@ -307,3 +307,14 @@ async def test_every_partitions_total_is_on_screen_at_120_columns() -> None:
         )
         x = lines[second].index(names[-1])
         assert gpus.hit_at(x, second) == ("partition", names[-1])
+
+
+async def test_help_explains_order_and_the_estimate_mark() -> None:
+    """The help listed keys only: ORDER, ``~`` and the panes' glyphs were explained nowhere on screen."""
+    app = _app(SampleSession(seed=1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        legend = str(app.screen.query_one("#help-legend").render())
+        for term in ("ORDER", "~", "hpctop's estimate", "GANG", "⊘", "⇡"):
+            assert term in legend, (term, legend)
