@@ -52,13 +52,14 @@ LEGEND: tuple[tuple[str, str], ...] = (
 )
 
 
-def legend_text() -> Text:
-    t = Text()
-    t.append("\nColumns and marks\n", style="bold")
+def legend_table() -> Table:
+    """:data:`LEGEND` as two columns (a wrapped meaning stays in its column)."""
+    table = Table(box=None, expand=True, show_header=True, header_style="bold", title_justify="left")
+    table.add_column("columns and marks", no_wrap=True, style="bold")
+    table.add_column("what they mean")
     for name, meaning in LEGEND:
-        t.append(f"  {name:<13}", style="bold")
-        t.append(meaning + "\n")
-    return t
+        table.add_row(Text(name), Text(meaning))
+    return table
 
 
 def display_key(key: str) -> str:
@@ -99,6 +100,6 @@ class HelpScreen(ModalScreen[None]):
             title = "hpctop keys" + ("  (read-only: actions hidden)" if self._read_only else "")
             yield Static(Text(title, style="bold"), id="help-title")
             yield Static(help_table(self._keymap, self._read_only), id="help-table")
-            yield Static(legend_text(), id="help-legend")
+            yield Static(legend_table(), id="help-legend")
             if self._permissions:
                 yield Static(permissions_text(self._permissions), id="help-permissions")
