@@ -320,3 +320,21 @@ async def test_help_explains_order_and_the_estimate_mark() -> None:
         text = _screen_text(app)
         for term in ("columns and marks", "ORDER", "where the scheduler tries", "hpctop's estimate", "GANG"):
             assert term in text, (term, text)
+
+
+async def test_dra_pods_name_their_claims_in_the_detail() -> None:
+    """Under ``--gpu-api dra`` the detail showed a pod's GPU as under the device plugin: nothing
+    said it was held through a ResourceClaim."""
+    session = demo_session(seed=1, at=600, gpu_api="dra")
+    app = _app(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        snap = session.snapshot
+        job = next(
+            j
+            for j in snap.jobs.values()
+            if any(p.claims is not None and p.claims.claim_names() for p in snap.job_pods(j))
+        )
+        claims = [n for p in snap.job_pods(job) if p.claims is not None for n in p.claims.claim_names()]
+        body = app._detail(job.key).plain
+        assert f"ResourceClaim {claims[0]}" in body, body

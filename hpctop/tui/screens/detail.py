@@ -185,6 +185,12 @@ def detail_text(
         t.append(f"  {_s(pod.name, 80):<32} {pod.phase:<10} node {_s(pod.node_name or '-', 64):<16} {gpus}")
         if pod.restart_count:
             t.append(f" restarts {pod.restart_count}")
+        if pod.claims is not None and pod.claims.claim_names():
+            # DRA: the GPUs are held through these claims (resource.k8s.io), not a device count
+            t.append(f"  ResourceClaim {_s(', '.join(pod.claims.claim_names()), 200)}")
+        for device, health in (pod.claims.health if pod.claims is not None else ())[:8]:
+            if health != "Healthy":
+                t.append(f"  {_s(device, 120)} {_s(health, 16)}", style="bold")
         t.append("\n")
     if len(pods) > 200:
         t.append(f"  … {len(pods) - 200} more\n")
