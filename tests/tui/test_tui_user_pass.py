@@ -338,3 +338,22 @@ async def test_dra_pods_name_their_claims_in_the_detail() -> None:
         claims = [n for p in snap.job_pods(job) if p.claims is not None for n in p.claims.claim_names()]
         body = app._detail(job.key).plain
         assert f"ResourceClaim {claims[0]}" in body, body
+
+
+async def test_mine_without_a_user_name_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In tmux without $USER, ``M`` filtered every job out and the info line read "user="."""
+    monkeypatch.delenv("USER", raising=False)
+    app = make_app(SampleSession(seed=1), tick_interval=0, clock=lambda: 0.0, user="", show_charts=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        jobs = app.query_one(JobsTable)
+        shown = len(jobs.view)
+        await pilot.press("M")
+        await pilot.pause()
+        assert jobs.filters.user is None and len(jobs.view) == shown
+        assert any(n.message.startswith("Mine: who you are is not known") for n in app._notifications)
+    app = _app(SampleSession(seed=1))  # user alice: her jobs only
+    async with app.run_test(size=(80, 24)) as pilot:
+        jobs = app.query_one(JobsTable)
+        await pilot.press("M")
+        await pilot.pause()
+        assert jobs.filters.user == "alice" and jobs.view and all(r.user == "alice" for r in jobs.view)

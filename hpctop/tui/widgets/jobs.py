@@ -339,6 +339,14 @@ class JobsTable(ScrollView, can_focus=True):
         self.set_filters(replace(self.filters, partition=part))
 
     def action_only_mine(self) -> None:
+        if self.filters.user is None and not self.me:
+            # an empty name filtered every job out and read "user=" (no $USER, e.g. in a container)
+            self.app.notify(
+                "Mine: who you are is not known (no 'user' in the config, $USER empty); / filters by text",
+                severity="warning",
+                markup=False,
+            )
+            return
         self.set_filters(replace(self.filters, user=None if self.filters.user is not None else self.me))
 
     def action_clear_filters(self) -> None:
