@@ -71,6 +71,16 @@ async def test_kai_order_is_marked_as_hpctops_estimate() -> None:
         assert f"ORDER ~{jobs.ranks[top.key]}: hpctop's estimate" in body
         assert "not kai's own order" in body
         assert "the scheduler tries it" not in body
+        placed = None
+        for _ in range(40):  # a job the core places now, between its pass and the bind
+            plans = app.session.result.plans
+            placed = next((r for r in jobs.view if r.key in jobs.ranks and plans[r.key].placement), None)
+            if placed is not None:
+                break
+            app.step_now(3)
+        assert placed is not None and not placed.reason, placed
+        body = app._detail(placed.key).plain
+        assert "hpctop's core would place it now (a forecast)" in body and "last pass" not in body
 
 
 async def test_demo_order_is_the_schedulers_own() -> None:
@@ -357,3 +367,21 @@ async def test_mine_without_a_user_name_says_so(monkeypatch: pytest.MonkeyPatch)
         await pilot.press("M")
         await pilot.pause()
         assert jobs.filters.user == "alice" and jobs.view and all(r.user == "alice" for r in jobs.view)
+
+
+async def test_a_placed_pending_job_says_why_it_has_no_reason() -> None:
+    """A job the scheduler has just placed (ETA now) showed "Why pending" with no reason at all."""
+    app = _app(demo_session(seed=1, at=600))
+    async with app.run_test(size=(80, 24)) as pilot:
+        jobs = app.query_one(JobsTable)
+        await _waiting(app, jobs)
+        await pilot.pause()
+        result = app.session.result
+        placed = [
+            r
+            for r in jobs.view
+            if r.key in jobs.ranks and not r.reason and result.plans[r.key].placement is not None
+        ]
+        assert placed, "no placed job waiting to be bound"
+        body = app._detail(placed[0].key).plain
+        assert "nothing holds it back: placed in the scheduler's last pass" in body, body

@@ -122,6 +122,14 @@ def detail_text(
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
                 t.append("\n")
+        elif plan is not None and plan.placement is not None:
+            # "Why pending" over nothing but an ETA of now read as a missing reason (REASON is empty)
+            if view.binder == OWN_SCHEDULER and view.queue_layer is None:
+                t.append(
+                    "  nothing holds it back: placed in the scheduler's last pass, it starts when bound\n"
+                )
+            else:
+                t.append("  its scheduler gives no reason; hpctop's core would place it now (a forecast)\n")
         estimate = order_source(view) == "forecast"
         who = _s(view.queue_layer or view.binder or "its scheduler", 64)
         if order is not None and not held and estimate:
