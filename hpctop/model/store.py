@@ -74,6 +74,7 @@ from hpctop.model.objects import (
     QueueInfo,
     Workload,
 )
+from hpctop.model.pod_events import decode_pod_event
 
 _EMPTY: frozenset[PodKey] = frozenset()
 MAX_TOMBSTONES = 10_000
@@ -132,6 +133,9 @@ class Store:
         self.pods_by_job: dict[JobKey, set[PodKey]] = {}
         self.job_of_pod: dict[PodKey, JobKey] = {}
         self._jobs: dict[JobKey, Job] = {}
+        #: pods stored exactly as projected from a watch line: the digest of its static segments
+        #: (hpctop.model.pod_events); forgotten at every write of the pod
+        self._pod_digests: dict[PodKey, int] = {}
         self._dirty: set[JobKey] = set()
         #: for a dirty job derived before without owner object or evidence: the pod its row was
         #: derived from and that row (see jobs._derive_lone_pod); emptied by each _refresh
@@ -174,12 +178,30 @@ class Store:
     def apply_raw(self, kind: str, raw: bytes) -> bool:
         """Decode and apply one watch event; a malformed one is counted and skipped."""
         try:
-            event = decode_event(kind, raw)
+            self.apply_line(kind, raw)
         except DecodeError as exc:
             self.skip(exc, kind)
             return False
-        self.apply(event)
         return True
+
+    def apply_line(self, kind: str, raw: bytes) -> WatchEvent:
+        """Decode one watch line of ``kind`` and apply it; return the event (its resourceVersion).
+
+        Raises :class:`DecodeError`, with nothing applied, for a malformed line. A pod event of a
+        pod held as projected decodes only what moves (:mod:`hpctop.model.pod_events`): the
+        digest of its static segments is recorded here, after the write, when the stored pod is
+        the projected one (no DRA claims, no rewrite); every write of a pod forgets it first.
+        """
+        if kind != "Pod":
+            event = decode_event(kind, raw)
+            self.apply(event)
+            return event
+        event, digest = decode_pod_event(raw, self.pods, self._pod_digests)
+        self.apply(event)
+        pod = event.obj
+        if digest is not None and pod.claims is None and self.pods.get(pod.key) is pod:
+            self._pod_digests[pod.key] = digest
+        return event
 
     def skip(self, error: DecodeError, kind: str = "") -> None:
         """Count a malformed object by reason, and note it once by (kind, name, field)."""
@@ -287,6 +309,7 @@ class Store:
         key = pod.key
         old = self.pods.get(key)
         self._stale.add("pods")
+        self._pod_digests.pop(key, None)
         if not deleted and old is not None and _JOB_VIEW_OF_POD(old) == _JOB_VIEW_OF_POD(pod):
             # Only the resourceVersion moved (a kubelet status heartbeat, a change to a field
             # hpctop does not read): the pod is replaced, but its indexes and its job row cannot

@@ -163,6 +163,10 @@ class LockedStore(Store):
         with self.lock:
             super().apply(event)
 
+    def apply_line(self, kind: str, raw: bytes) -> WatchEvent:
+        with self.lock:
+            return super().apply_line(kind, raw)
+
     def replace(self, kind: str, objects: Iterable[object], resource_version: str = "") -> None:
         with self.lock:
             super().replace(kind, objects, resource_version)
