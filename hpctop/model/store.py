@@ -199,7 +199,12 @@ class Store:
         event, digest = decode_pod_event(raw, self.pods, self._pod_digests)
         self.apply(event)
         pod = event.obj
-        if digest is not None and pod.claims is None and self.pods.get(pod.key) is pod:
+        if (
+            digest is not None
+            and isinstance(pod, Pod)
+            and pod.claims is None
+            and self.pods.get(pod.key) is pod
+        ):
             self._pod_digests[pod.key] = digest
         return event
 

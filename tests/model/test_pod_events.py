@@ -90,14 +90,14 @@ def test_every_stored_pod_is_the_general_decoders(steps: list[dict[str, Any]]) -
             held.add(name)
             assert store.pods[key] == expected
     fresh = Store(clock=lambda: NOW)
-    for key, stored in store.pods.items():
-        assert stored.key == key
+    for pod_key, stored in store.pods.items():
+        assert stored.key == pod_key
     for name in held:
         last = next(s for s in reversed(steps) if NAMES[s["which"]] == name)
         fresh.apply_raw("Pod", event("ADDED", _obj(last, 1)))
     got, want = store.snapshot().jobs, fresh.snapshot().jobs
-    for key, row in want.items():
-        assert got[key] == row
+    for job_key, row in want.items():
+        assert got[job_key] == row
 
 
 def _line(restarts: int, rv: int, **changes: Any) -> bytes:
