@@ -412,8 +412,13 @@ class Store:
 
     def _remember_application(self, pod: Pod, job_key: JobKey) -> None:
         """A real pod names its YuniKorn application: its placeholders belong to the same job."""
-        app = next((pod.labels.get(k) for k in APP_ID_KEYS if pod.labels.get(k)), None)
-        if app is None:
+        labels = pod.labels
+        app = None
+        for k in APP_ID_KEYS:  # a loop, not a generator: this runs for every pod event (P3)
+            app = labels.get(k)
+            if app:
+                break
+        if not app:
             return
         where = (pod.namespace, app)
         if self._app_jobs.get(where) == job_key:
