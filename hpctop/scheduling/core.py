@@ -808,7 +808,8 @@ class _Cycle:
                 requests[job.key], elig[job.key] = req, e
                 totals[job.key] = prio_total(job, e.partitions)
                 kept.append(job)
-            settled = len(pending) - len(kept)
+            # held jobs are in neither mode's order (never tried): settled counts the others
+            settled = len(pending) - len(kept) - sum(1 for job in pending if job.state == JobState.HELD)
             pending = kept
         else:
             for job in pending:
@@ -822,8 +823,9 @@ class _Cycle:
             """A running job's plan, computed when read: only pending jobs' priorities order anything.
 
             Slurm stops recalculating a job's priority once it starts (sprio lists pending jobs
-            only): the age factor is taken at the start time, so it no longer grows. The other
-            factors are today's (the core keeps no history of fair share or weights).
+            only). The whole priority a job was placed with rides on its ``Placement`` and the
+            session keeps it while the job runs (``priority.FrozenPriorities``); this is the
+            fallback for a job nobody saw start: the age taken at its start, the rest today's.
             """
             part = running_partition(job)
             return JobPlan(
@@ -858,10 +860,15 @@ class _Cycle:
                 entries = by_queue[path]
                 *_, key = heapq.heappop(entries)
                 job = self.snapshot.jobs[key]
-                out = outcomes[key] = Outcome(order=len(order))
-                order.append(key)
+                # a held job is not tried (Slurm: priority 0, "not eligible"): a reason, no place in line
+                held = job.state == JobState.HELD
+                out = outcomes[key] = Outcome(order=None if held else len(order))
+                if not held:
+                    order.append(key)
                 if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
-                    placements.append(out.placement)
+                    # the priority it starts with, which Slurm then stops recalculating (frozen)
+                    at_start = priorities[key] if key in priorities else prio(job, elig[key].partitions)
+                    placements.append(replace(out.placement, priority=at_start))
                 if entries:
                     heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
 
