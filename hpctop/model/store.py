@@ -26,6 +26,12 @@ ResourceSlices' GPUs and a pod with its claims' devices in its request (the DRA 
 objects as they came and rewrites them again when a slice, claim or template changes), so every
 reader counts DRA GPUs as device-plugin GPUs. The index exists only once a DRA object, a pod with
 claims or an owner whose template names claim templates arrives.
+
+Why one module of this size: the store is one reducer whose indexes (pods by node and by job,
+the owner chains, the backend joins, the DRA index, the watch path's pod digests) must change
+together on every write, and each write path (an event, a relist, a listed page) goes through the
+same few methods; the backend joins (Kueue, PodGroups, the queue tree) are the part that could
+move into :mod:`hpctop.model.backends` once no one is editing both at once.
 """
 
 from __future__ import annotations
