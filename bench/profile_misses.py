@@ -1,7 +1,8 @@
 """Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
 
-``python -m bench.profile_misses [p1|p3|p4|p6|p7|gc] [size]``: cProfile's top functions by own time
-(``tottime``) and by cumulative time for the region a benchmark times; ``gc`` times
+``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|gc] [size]``: cProfile's top functions by
+own time (``tottime``) and by cumulative time for the region a benchmark times (``p7phases``: P7's
+CPU time split by phase, no cProfile); ``gc`` times
 ``decode_list`` and ``orjson.loads`` with the GC as is, disabled and after ``gc.freeze()`` on a heap
 that already holds a synced store (the situation of a relist or a burst), interleaved.
 """
@@ -80,15 +81,100 @@ def p6(nodes: int) -> str:
     return profile(lambda: schedule(snap, policy(), NOW, memo=Memo()))
 
 
-def p7(horizon: int) -> str:
+def p7(horizon: int, read_view: bool = True) -> str:
+    """The P7 verdict's run (``bench/p7_sim.py``): the demo built and replayed in 60 s steps, the
+    console's view read after each (``p7h``: headless, the view never read); the CSVs are read first."""
     from hpctop.runtime.session import demo_session
+
+    demo_session(seed=1)  # the trace's CSVs, read once per process (outside the benchmark's time too)
 
     def replay() -> None:
         session = demo_session(seed=1)
         while session.elapsed < horizon:
-            session.step(60)
+            session.step(min(60, horizon - session.elapsed))
+            if read_view:
+                _ = session.result
 
-    return profile(replay)
+    return profile(replay, top=30)
+
+
+def p7h(horizon: int) -> str:
+    return p7(horizon, read_view=False)
+
+
+def p7_phases(horizon: int) -> str:
+    """CPU time (``time.process_time``) of the P7 verdict's run split by phase, without cProfile's
+    per-call overhead: each phase is timed at its entry point (an inner one is not counted twice),
+    the core per mode (placements-only at scheduling points, full for the view)."""
+    from hpctop.model.store import Store
+    from hpctop.runtime import session as session_module
+    from hpctop.scheduling import core
+    from hpctop.sources.simulator.cluster import SimulatedCluster
+
+    spent: dict[str, float] = {}
+    depth = [0]
+    undo: list[tuple[object, str, object]] = []
+
+    def timed(owner: object, name: str, label: str, inside: bool = False) -> None:
+        """``inside``: a part of a phase already timed (counted on its own line, not left out)."""
+        inner = getattr(owner, name)
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            if depth[0] and not inside:
+                return inner(*args, **kwargs)
+            if inside:
+                started = time.process_time()
+                try:
+                    return inner(*args, **kwargs)
+                finally:
+                    spent[label] = spent.get(label, 0.0) + time.process_time() - started
+            depth[0] += 1
+            started = time.process_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - started
+                depth[0] -= 1
+
+        undo.append((owner, name, inner))
+        setattr(owner, name, wrapper)
+
+    timed(SimulatedCluster, "advance", "simulator: arrivals and ends (advance)")
+    timed(SimulatedCluster, "bind", "simulator: binds")
+    timed(SimulatedCluster, "placement_possible", "simulator: placement_possible")
+    timed(Store, "apply_raw", "decode + store apply")
+    timed(Store, "snapshot", "store snapshot")
+    timed(core._Cycle, "__init__", "core: _Cycle.__init__ (both modes)")
+    timed(core._Cycle, "run", "core: run (both modes)")
+    timed(core._Cycle, "_roll_up", "  of which _roll_up", inside=True)
+    session_module.demo_session(seed=1)  # the CSVs, outside the figures as in the benchmark
+    view = 0.0
+    try:
+        started = time.process_time()
+        session = session_module.demo_session(seed=1)
+        build = time.process_time() - started
+        while session.elapsed < horizon:
+            session.step(min(60, horizon - session.elapsed))
+            at = time.process_time()
+            _ = session.result
+            view += time.process_time() - at
+        total = time.process_time() - started
+    finally:
+        for owner, name, inner in undo:
+            setattr(owner, name, inner)
+    lines = [
+        f"P7 to t = {horizon:,} virtual s with the view read every 60 s: {total:.2f} s CPU"
+        f" = {horizon / total:,.0f}x per CPU second; {session.schedule_runs} core runs",
+        f"  {'build (session, first events, first cycle)':<46} {build:7.3f} s",
+        f"  {'view reads (snapshot + full cycle), in all':<46} {view:7.3f} s",
+    ]
+    for label, value in sorted(spent.items(), key=lambda kv: -kv[1]):
+        if not label.startswith(" "):
+            lines.append(f"  {label:<46} {value:7.3f} s  {value / total:6.1%}")
+            if label == "core: run (both modes)" and "  of which _roll_up" in spent:
+                part = spent["  of which _roll_up"]
+                lines.append(f"  {'  of which _roll_up':<46} {part:7.3f} s  {part / total:6.1%}")
+    return "\n".join(lines)
 
 
 def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
@@ -124,8 +210,26 @@ def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
 def main(argv: list[str]) -> None:
     what = argv[0] if argv else "gc"
     size = int(argv[1]) if len(argv) > 1 else 0
-    runs = {"p1": p1, "p3": p3, "p4": p4, "p6": p6, "p7": p7, "gc": gc_effect}
-    defaults = {"p1": 5000, "p3": 5000, "p4": 2000, "p6": 2000, "p7": 600, "gc": 5000}
+    runs = {
+        "p1": p1,
+        "p3": p3,
+        "p4": p4,
+        "p6": p6,
+        "p7": p7,
+        "p7h": p7h,
+        "p7phases": p7_phases,
+        "gc": gc_effect,
+    }
+    defaults = {
+        "p1": 5000,
+        "p3": 5000,
+        "p4": 2000,
+        "p6": 2000,
+        "p7": 1200,
+        "p7h": 1200,
+        "p7phases": 1200,
+        "gc": 5000,
+    }
     print(runs[what](size or defaults[what]))
 
 

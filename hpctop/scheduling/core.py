@@ -45,6 +45,7 @@ from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_co
 from hpctop.scheduling.priority import PriorityInputs, breakdown
 from hpctop.scheduling.priority import total as priority_total
 from hpctop.scheduling.queues import QueueTree
+from hpctop.scheduling.releases import forget, kept_for, release_times, releases_from_scratch
 from hpctop.scheduling.types import (
     JobPlan,
     Placement,
@@ -613,8 +614,6 @@ class _Cycle:
         resolved: dict[str | None, str] = {}
         used: dict[str, tuple[list[int], dict[str, int]]] = {}
         counts: dict[str, int] = {}
-        releases: dict[str, list[tuple[float, Request, tuple[int, ...]]]] = {}
-        charges = self.charges
         if not with_demand:
             # placements only: each queue's running usage is kept in the memo (``JobSplit``)
             for queue, (q_ints, q_ext) in self.memo.jobs.used.items():
@@ -630,14 +629,6 @@ class _Cycle:
                 ints[2] += q_ints[2]
                 for key, value in q_ext.items():
                     ext[key] = ext.get(key, 0) + value
-            now = self.now
-            for job in active:
-                if job.time_limit:
-                    end = (job.start_time if job.start_time is not None else now) + job.time_limit
-                    for pod_key in job.pods:
-                        charge = charges.get(pod_key)
-                        if charge is not None:
-                            releases.setdefault(charge.node, []).append((end, charge.req, charge.indices))
         for job in active if with_demand else ():
             path = resolved.get(job.queue)
             if path is None:
@@ -651,13 +642,7 @@ class _Cycle:
             if with_demand:  # job counts are for the queue status (the view)
                 counts[path] = counts.get(path, 0) + 1
                 self._count_unheld(job, path)
-            if job.time_limit:
-                end = (job.start_time if job.start_time is not None else self.now) + job.time_limit
-                for pod_key in job.pods:
-                    charge = charges.get(pod_key)
-                    if charge is not None:
-                        releases.setdefault(charge.node, []).append((end, charge.req, charge.indices))
-        self.profile.add_releases(releases)
+        self._add_running_releases(active)
         for path, (ints, ext) in used.items():
             tree.add_used(path, to_resources(ints, ext))
         for path, count in counts.items():
@@ -689,6 +674,24 @@ class _Cycle:
                 node.pending = node.pending + amount
                 node.pending_jobs += counts[path]
 
+    def _add_running_releases(self, active: list[Job]) -> None:
+        """The releases of the running pods into the profile, patched from the last cycle's
+        (``releases.KeptReleases``, one per memo: only the nodes whose charges or timed jobs changed
+        are redone; the profile showed the from-scratch pass as a third of ``_roll_up``)."""
+        profile = self.profile
+        try:
+            raw = kept_for(self.memo).update(active, self.charges, self.now)
+        except ValueError:  # two jobs claim one pod: no kept lists, the old pass (once per job)
+            forget(self.memo)
+            profile.add_releases(releases_from_scratch(active, self.charges, self.now))
+            return
+        if profile.releases:  # (empty at this point of a cycle) merged and sorted as add_releases does
+            profile.add_releases(raw)
+            return
+        for node, timed in release_times(raw, profile.now).items():
+            profile.releases[node] = timed  # what add_releases would set: sorted by release time
+            profile.touch(node)
+
     def _count_unheld(self, job: Job, path: str) -> None:
         """Members counted as running that no node in the view holds (bound to a node outside the
         node list, beyond their node's allocatable, or gone): shown apart from a queue's used."""
@@ -696,7 +699,9 @@ class _Cycle:
         if running <= 0:
             return
         charges, over = self.charges, self.over
-        held = sum(1 for key in job.pods if key in charges and key not in over)
+        held = sum(map(charges.__contains__, job.pods))  # (in C: this runs for every running job)
+        if over and held:
+            held -= sum(1 for key in job.pods if key in over and key in charges)
         if held < running:
             acc = self.unheld.get(path)
             if acc is None:

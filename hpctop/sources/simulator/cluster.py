@@ -447,12 +447,15 @@ class SimulatedCluster:
             }
         return body if self._dra is None else self._dra.pod_spec(body, spec)
 
-    def _template(self, job: _Job) -> dict[str, Any]:
-        spec = self._pod_spec(job)
-        spec.pop("priority", None)
+    @staticmethod
+    def _template(
+        labels: dict[str, str], annotations: dict[str, str], pod_spec: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The controller's pod template: the pods' labels, annotations (before KAI's) and spec
+        without the priority the admission fills in."""
         return {
-            "metadata": {"labels": self._pod_labels(job), "annotations": self._pod_annotations(job)},
-            "spec": spec,
+            "metadata": {"labels": labels, "annotations": annotations},
+            "spec": {key: value for key, value in pod_spec.items() if key != "priority"},
         }
 
     def _job_obj(self, job: _Job) -> dict[str, Any]:
@@ -569,9 +572,12 @@ class SimulatedCluster:
         wire = job.wire
         if wire is None:
             spec = job.spec
-            annotations = self._pod_annotations(job)
+            # each part built once, for the pods and the template both (the simulator's profile)
+            labels = self._pod_labels(job)
+            template_annotations = annotations = self._pod_annotations(job)
             if self.kai is not None:
-                annotations = self.kai.pod_annotations(job, annotations)
+                annotations = self.kai.pod_annotations(job, dict(annotations))  # (it edits its input)
+            pod_spec = self._pod_spec(job)
             owner: dict[str, Any]
             if job.is_service:
                 owner = {
@@ -585,12 +591,14 @@ class SimulatedCluster:
             owner["controller"] = True
             owner["blockOwnerDeletion"] = True
             wire = job.wire = _Wire(
-                pod_labels=orjson.Fragment(orjson.dumps(self._pod_labels(job))),
+                pod_labels=orjson.Fragment(orjson.dumps(labels)),
                 pod_annotations=annotations,
                 pod_annotations_json=orjson.Fragment(orjson.dumps(annotations)),
                 owner_references=orjson.Fragment(orjson.dumps([owner])),
-                pod_spec=orjson.dumps(self._pod_spec(job)),
-                template=orjson.Fragment(orjson.dumps(self._template(job))),
+                pod_spec=orjson.dumps(pod_spec),
+                template=orjson.Fragment(
+                    orjson.dumps(self._template(labels, template_annotations, pod_spec))
+                ),
             )
         return wire
 
