@@ -811,11 +811,31 @@ class _Cycle:
             settled = len(pending) - len(kept)
             pending = kept
         else:
+            # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
+            # and queue factor are those of the last cycle (same ``now`` and normalisers) keeps
+            # its request and breakdown
+            kept = self.memo.pending
+            kept.begin((now, weights, inputs), split.pending)
+            entries = kept.entries
+            hits = 0
             for job in pending:
-                req = requests[job.key] = Request.of(job.per_member, 1 if job.one_per_node else 0)
-                e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
-                priorities[job.key] = p = prio(job, e.partitions)
-                totals[job.key] = p.total
+                key = job.key
+                found = entries.get(key)
+                if found is not None and found[0] is job:
+                    req = found[1]
+                else:
+                    req = Request.of(job.per_member, 1 if job.one_per_node else 0)
+                    found = None
+                e = self.eligibility(job, req, max(len(job.pending_pods), 1))
+                fs = fairshare[path_of[key]]
+                if found is not None and found[2] is e and found[3] == fs:
+                    p = found[4]
+                    hits += 1
+                else:
+                    p = prio(job, e.partitions)
+                    entries[key] = (job, req, e, fs, p)
+                requests[key], elig[key], priorities[key], totals[key] = req, e, p, p.total
+            kept.hits = hits
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:
@@ -902,6 +922,7 @@ class _Cycle:
             "reservation_budget_left": float(self.profile.budget),
             "nodes": float(len(self.nodes)),
             "settled": float(settled),
+            "priorities_kept": float(self.memo.pending.hits if not placements_only else 0),
         }
         return ScheduleResult(
             now=self.now,

@@ -192,6 +192,7 @@ class Memo:
         self.pods_by_node = PodsByNode()
         self.jobs = JobSplit()
         self.kept_free: KeptFree | None = None
+        self.pending = PendingDerivations()
 
     def clear(self) -> None:
         self.view = None
@@ -200,6 +201,7 @@ class Memo:
         self.pods_by_node = PodsByNode()
         self.jobs = JobSplit()
         self.kept_free = None
+        self.pending = PendingDerivations()
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -526,6 +528,40 @@ class JobSplit:
 
     def max_priority_value(self) -> int | None:
         return max(self.priority_values) if self.priority_values else None
+
+
+
+
+class PendingDerivations:
+    """Per pending job: its member ``Request`` and its priority breakdown, kept between cycles.
+
+    Why: every cycle derived a ``Request`` and a priority breakdown (five factors, two dicts) for
+    every pending job (13k at 10k nodes x 50k pods), although an event changes the inputs of few
+    of them. A breakdown is a pure function of the job object, the cycle's ``now``, weights and
+    normalisers (``cycle``), the job's ``Eligibility`` (its partitions: tier and union capacity;
+    kept per view, so an identical object means identical partitions) and its queue's
+    fair-share factor. An entry is reused only when all of those are the same (job and
+    eligibility by identity, the rest by equality); the cycle-wide ones are checked once per
+    cycle (``begin``). A finished pod changes one queue's usage and so the factor of that
+    queue's jobs only: the others keep their breakdowns.
+    """
+
+    __slots__ = ("cycle", "entries", "hits")
+
+    def __init__(self) -> None:
+        self.cycle: tuple[object, ...] | None = None
+        #: job key -> (job, request, eligibility, fair-share factor, breakdown)
+        self.entries: dict[JobKey, tuple[Job, Any, Any, float, Any]] = {}
+        self.hits = 0
+
+    def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:
+        """Start a cycle with these cycle-wide inputs; drop everything when they changed."""
+        if self.cycle != cycle:
+            self.cycle = cycle
+            self.entries = {}
+        elif len(self.entries) > 2 * len(pending) + 64:
+            self.entries = {key: value for key, value in self.entries.items() if key in pending}
+        self.hits = 0
 
 
 #: the memo ``schedule`` uses by default (one cycle at a time; see ``Memo``)
