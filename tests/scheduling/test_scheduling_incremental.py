@@ -1,0 +1,135 @@
+"""The core's incremental path: what a warm memo keeps between cycles never changes a decision.
+
+Why these tests: between two cycles the memo now keeps, per pending job, its ``Request`` and its
+priority breakdown (``memo.PendingDerivations``), and reuses them when the job object, its
+eligibility, its queue's fair-share factor and the cycle's ``now`` and normalisers are the
+same. A key that missed one of those inputs would leave a stale priority, and so a wrong order,
+on screen. So over random event sequences (pods finished, moved, resized, restarted; jobs
+re-queued, aged, deleted, new pending jobs submitted; nodes cordoned; the clock moved or not)
+one memo is carried through the whole sequence and every cycle is compared with a cycle from
+scratch (``Memo()``): every plan (priority breakdown, order, reason, ETA, placement, reserved
+nodes), the placements, the pending order, queues, partitions and the counted stats. Two
+targeted tests show the property is not vacuous: a finished pod of one queue recomputes
+exactly that queue's breakdowns, and a moved clock recomputes all of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.p6_core import NOW, cluster, policy
+from hpctop.model.states import JobState
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.core import schedule
+from hpctop.scheduling.memo import Memo
+from hpctop.scheduling.types import ScheduleResult
+from tests.scheduling.test_scheduling_inputs import KINDS, _event
+
+BASE = cluster(48, 150, seed=5)
+POLICY = policy()
+#: stats that are timings or counts of reuse, not decisions
+NOT_DECISIONS = frozenset({"seconds", "priorities_kept"})
+
+
+def _decisions(result: ScheduleResult) -> tuple[Any, ...]:
+    return (
+        result.now,
+        result.cluster,
+        result.partitions,
+        tuple(result.queues.items()),
+        tuple(result.plans.items()),
+        result.placements,
+        result.pending_order,
+        sorted((k, v) for k, v in result.stats.items() if k not in NOT_DECISIONS),
+    )
+
+
+def _submit(snap: Snapshot, pick: int) -> Snapshot:
+    """A new pending job: a copy of a pending one under a new name (its pods too)."""
+    pending = sorted(k for k, j in snap.jobs.items() if j.state == JobState.PENDING)
+    job = snap.jobs[pending[pick % len(pending)]]
+    name = f"{job.name}-again-{snap.version}"
+    pods, jobs = dict(snap.pods), dict(snap.jobs)
+    keys = []
+    for k, key in enumerate(job.pending_pods):
+        pod = dataclasses.replace(snap.pods[key], name=f"{name}-{k}", uid=f"{name}-{k}")
+        pods[pod.key] = pod
+        keys.append(pod.key)
+    new = dataclasses.replace(
+        job, key=(job.namespace, "Job", name), name=name, uid=name, pods=tuple(keys), pending_pods=tuple(keys)
+    )
+    jobs[new.key] = new
+    return dataclasses.replace(
+        snap, version=snap.version + 1, pods=MappingProxyType(pods), jobs=MappingProxyType(jobs)
+    )
+
+
+EVENTS = (*KINDS, "submit")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(EVENTS), st.integers(0, 10_000), st.sampled_from((0.0, 0.0, 30.0, 7200.0))),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_warm_memo_through_random_events_gives_the_full_recompute(
+    events: list[tuple[str, int, float]],
+) -> None:
+    memo = Memo()
+    snap, now = BASE, NOW
+    assert _decisions(schedule(snap, POLICY, now, memo=memo)) == _decisions(
+        schedule(snap, POLICY, now, memo=Memo())
+    )
+    for kind, pick, dt in events:
+        snap = _submit(snap, pick) if kind == "submit" else _event(snap, kind, pick)
+        now += dt
+        warm = schedule(snap, POLICY, now, memo=memo)
+        cold = schedule(snap, POLICY, now, memo=Memo())
+        assert _decisions(warm) == _decisions(cold), f"{kind} at +{dt} s: the kept derivations moved a decision"
+
+
+def _finish_in(snap: Snapshot, queue: str) -> Snapshot:
+    """One running single-pod job of ``queue`` finished: its pod and job gone (usage moves)."""
+    job = next(
+        j for j in snap.jobs.values() if j.state == JobState.RUNNING and j.queue == queue and len(j.pods) == 1
+    )
+    pods = {k: v for k, v in snap.pods.items() if k != job.pods[0]}
+    jobs = {k: v for k, v in snap.jobs.items() if k != job.key}
+    return dataclasses.replace(
+        snap, version=snap.version + 1, pods=MappingProxyType(pods), jobs=MappingProxyType(jobs)
+    )
+
+
+def test_a_finished_pod_recomputes_only_its_queues_priorities() -> None:
+    memo = Memo()
+    first = schedule(BASE, POLICY, NOW, memo=memo)
+    pending = [j for j in BASE.jobs.values() if j.state == JobState.PENDING]
+    again = schedule(BASE, POLICY, NOW, memo=memo)
+    assert again.stats["priorities_kept"] == len(pending)  # nothing changed: every breakdown kept
+    assert _decisions(again) == _decisions(first)
+    queue = "root.research.nlp"
+    after = _finish_in(BASE, queue)
+    warm = schedule(after, POLICY, NOW, memo=memo)
+    in_queue = sum(1 for j in pending if j.queue == queue)
+    assert in_queue > 0
+    assert warm.stats["priorities_kept"] == len(pending) - in_queue
+    # the queue's factor did move: its jobs' breakdowns differ from the kept ones
+    key = next(j.key for j in pending if j.queue == queue)
+    assert warm.plans[key].priority.factors["fairshare"] != first.plans[key].priority.factors["fairshare"]
+    assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+
+
+def test_a_moved_clock_recomputes_every_priority() -> None:
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    later = schedule(BASE, POLICY, NOW + 60, memo=memo)
+    assert later.stats["priorities_kept"] == 0
+    assert _decisions(later) == _decisions(schedule(BASE, POLICY, NOW + 60, memo=Memo()))
