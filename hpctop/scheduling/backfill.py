@@ -96,6 +96,7 @@ class Profile:
         self._suffix: dict[str, tuple[int, list[float], list[NodeFree]]] = {}
         self._touched: list[str] = []  # every touch, in order (what cached streams must redo)
         self._first: dict[tuple[int, int], _FirstStep] = {}
+        self._single: dict[str, tuple[int, list[float], dict[int, int]]] = {}
         self._streams: dict[
             int,
             tuple[
@@ -277,6 +278,41 @@ class Profile:
                 hosts[name] = h
                 found.total += h
         return found
+
+    def single_fit(self, node: str, shape: int, req: Request) -> tuple[list[float], int]:
+        """The change times a one-member search walks on ``node`` (in order) and the index of the
+        first after which one member of ``req`` (``shape``) fits for good (-1: never).
+
+        An unreserved node walks its release times (its state after each: ``released``); a
+        reserved one its change points after now (its minima from each on: ``suffix``). Kept
+        per node version, like the states themselves.
+        """
+        version = self._version.get(node, 0)
+        found = self._single.get(node)
+        if found is None or found[0] != version:
+            if node in self.reservations:
+                points, _ = self.suffix(node)
+                times = points[bisect.bisect_right(points, self.now) :]
+            else:
+                times = [when for when, _, _ in self.release_groups(node)]
+            found = self._single[node] = (version, times, {})
+        fits = found[2]
+        fit = fits.get(shape)
+        if fit is None:
+            fit = -1
+            for i in range(len(found[1])):
+                if self.single_state(node, i).fits_one(req):
+                    fit = i
+                    break
+            fits[shape] = fit
+        return found[1], fit
+
+    def single_state(self, node: str, i: int) -> NodeFree:
+        """The state a one-member search sees on ``node`` after the ``i``-th time of its walk (read only)."""
+        if node in self.reservations:
+            points, mins = self.suffix(node)
+            return mins[bisect.bisect_right(points, self.now) + i]  # ``avail(node, points[.], INF)``
+        return self.released(node, self.release_groups(node)[i][1])
 
     def release_time(self, end: float) -> float:
         return end if end > self.now else self.now + 1.0
@@ -569,38 +605,37 @@ def _earliest_single(
 
     Same answer as the global event sweep (the earliest time any node can host the member, ties
     to the first node), but each node's walk stops at the best time found so far, so most nodes
-    cost a check or two.
+    cost a check or two. Where a node's walk would end is kept per node version and request
+    (``Profile.single_fit``), so a node is walked once per cycle and shape, not once per search;
+    an unreserved node's walk is charged to the budget as it was (one per change time passed,
+    stopping where the budget runs out).
     """
-    best: tuple[float, NodeFree] | None = None
+    best: tuple[float, str, int] | None = None  # (time, node, index of that time in its walk)
     bound = until
+    shape = profile.shape(req, 1)
+    reservations, releases = profile.reservations, profile.releases
     for name in nodes:
-        if profile.reserved(name):
-            points, mins = profile.suffix(name)
-            for i in range(bisect.bisect_right(points, profile.now), len(points)):
-                if points[i] >= bound:
-                    break
-                nf = mins[i]  # ``avail(name, points[i], INF)``
-                if nf.fits_one(req):
-                    best, bound = (points[i], nf), points[i]
-                    break
+        reserved = name in reservations
+        if not reserved:
+            mine = releases.get(name)
+            if not mine or mine[0][0] >= bound:
+                continue
+        times, fit = profile.single_fit(name, shape, req)
+        if reserved:
+            if fit >= 0 and times[fit] < bound:
+                best, bound = (times[fit], name, fit), times[fit]
             continue
-        releases = profile.releases.get(name)
-        if not releases or releases[0][0] >= bound:
+        budget = profile.budget
+        if budget <= 0:
             continue
-        scratch: NodeFree | None = None
-        k = 0
-        while k < len(releases) and releases[k][0] < bound and profile.budget > 0:
-            t = releases[k][0]
-            profile.budget -= 1
-            if scratch is None:
-                scratch = profile.live[name].clone()
-            while k < len(releases) and releases[k][0] == t:
-                scratch.charge(releases[k][1], releases[k][2], -1)
-                k += 1
-            if scratch.fits_one(req):
-                best, bound = (t, scratch), t
-                break
+        if fit >= 0 and times[fit] < bound and fit + 1 <= budget:
+            profile.budget = budget - (fit + 1)
+            best, bound = (times[fit], name, fit), times[fit]
+        else:
+            # the walk passes every change time before the bound, or stops where the budget ends
+            profile.budget = budget - min(bisect.bisect_left(times, bound), budget)
     if best is None:
         return None
-    start, nf = best
+    start, name, fit = best
+    nf = profile.single_state(name, fit)
     return start, [(nf.name, nf.clone().place(req))]
