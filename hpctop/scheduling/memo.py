@@ -133,11 +133,14 @@ class FreeEntry:
 
     __slots__ = ("charges", "free", "node", "over", "pods", "product", "used", "whole")
 
-    def __init__(self, node: Node, product: str | None, pods: tuple[Pod, ...]) -> None:
+    def __init__(
+        self, node: Node, product: str | None, pods: tuple[Pod, ...], empty: NodeFree | None = None
+    ) -> None:
         self.node = node
         self.product = product
         self.pods = pods
-        self.free, self.charges = free_of(node, product, pods)
+        ordered = charge_order(pods)
+        self.free, self.charges = free_of(node, product, pods, empty, ordered)
         self.whole = self.free.whole_free()  # fully free GPU indices: the cycle's free-capacity index
         # what the node holds is at most its allocatable: pods bound beyond it (stale pods not yet
         # seen gone, an allocatable that shrank) are ``over``, charged in ``free_of``'s order, and
@@ -146,7 +149,7 @@ class FreeEntry:
         acc = [0, 0, 0]
         ext: dict[str, int] = {}
         over: list[PodKey] = []
-        for pod in charge_order(pods):
+        for pod in ordered:
             add_into(acc, ext, pod.requests)
             if acc[0] > a.cpu or acc[1] > a.memory or acc[2] > a.gpu:
                 over.append(pod.key)
@@ -294,7 +297,7 @@ class Memo:
         p = view.product[name]
         entry = entries.get(name)
         if entry is None or not entry.valid(node, p, pods):
-            entry = entries[name] = FreeEntry(node, p, pods)
+            entry = entries[name] = FreeEntry(node, p, pods, view.empty[name])
         return entry
 
     def _free_from_scratch(self, view: ClusterView, pods_by_node: Mapping[str, tuple[Pod, ...]]) -> KeptFree:

@@ -310,20 +310,44 @@ def charge_order(pods: Iterable[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda p: (not p.gpu_indices, p.namespace, p.name))
 
 
-def free_of(node: Node, product: str | None, pods: Iterable[Pod]) -> tuple[NodeFree, dict[PodKey, Charge]]:
+#: ``Request.of`` per distinct ``Resources`` (no per-node limit), for the bound pods of a cold cycle
+_REQUESTS: dict[Resources, Request] = {}
+
+
+def request_of(r: Resources) -> Request:
+    """``Request.of(r)``, remembered: a cold cycle at 10k nodes charged 30k bound pods, most of
+    them asking one of a few shapes (bench/README.md, issue 16 fourth session)."""
+    req = _REQUESTS.get(r)
+    if req is None:
+        if len(_REQUESTS) >= 4096:
+            _REQUESTS.clear()
+        req = _REQUESTS[r] = Request.of(r)
+    return req
+
+
+def free_of(
+    node: Node,
+    product: str | None,
+    pods: Iterable[Pod],
+    empty: NodeFree | None = None,
+    ordered: Sequence[Pod] | None = None,
+) -> tuple[NodeFree, dict[PodKey, Charge]]:
     """One node's free state after ``pods`` (those holding resources there), and each pod's charge.
 
     Pods that name their GPU indices are charged first, so pods without indices fill around them.
     The result depends only on the node and its pods (objects are frozen), which is what lets
-    ``memo.Memo`` keep it between cycles while neither changes.
+    ``memo.Memo`` keep it between cycles while neither changes. ``empty`` (the node's
+    ``NodeFree.empty``, read only) and ``ordered`` (``charge_order(pods)``) save a caller that
+    has them the rebuild.
     """
-    nf = NodeFree.empty(node, product)
+    nf = NodeFree.empty(node, product) if empty is None else empty.clone()
     charges: dict[PodKey, Charge] = {}
-    for pod in charge_order(pods):
-        req = Request.of(pod.requests)
+    name = node.name
+    for pod in charge_order(pods) if ordered is None else ordered:
+        req = request_of(pod.requests)
         indices = _pod_indices(nf, pod, req)
         nf.charge(req, indices)
-        charges[pod.key] = Charge(node.name, req, indices)
+        charges[pod.key] = Charge(name, req, indices)
     return nf, charges
 
 
