@@ -196,6 +196,9 @@ class Memo:
         self.jobs = JobSplit()
         self.kept_free: KeptFree | None = None
         self.pending = PendingDerivations()
+        #: bumped whenever the kept free state changes (``core.PassRecord``'s stamp)
+        self.free_version = 0
+        self.pass_record: Any = None  # core.PassRecord (no import cycle)
 
     def clear(self) -> None:
         self.view = None
@@ -205,6 +208,8 @@ class Memo:
         self.jobs = JobSplit()
         self.kept_free = None
         self.pending = PendingDerivations()
+        self.free_version += 1
+        self.pass_record = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -287,8 +292,12 @@ class Memo:
             or pods_by_node is not grouping.grouped
         ):
             kept = self.kept_free = self._free_from_scratch(view, pods_by_node)
+            self.free_version += 1
         else:
-            self._patch_free(kept, [name for name in touched if name in view.nodes])
+            names = [name for name in touched if name in view.nodes]
+            if names:
+                self._patch_free(kept, names)
+                self.free_version += 1
         return LiveFree(dict(kept.templates)), dict(kept.charges), dict(kept.used), dict(kept.whole)
 
     def _entry(self, view: ClusterView, name: str, pods: tuple[Pod, ...]) -> FreeEntry:
@@ -479,7 +488,7 @@ class JobSplit:
     out with a negative factor when it changes or stops being active.
     """
 
-    __slots__ = ("active", "diff", "pending", "priority_values", "rebuilds", "used")
+    __slots__ = ("active", "active_version", "diff", "pending", "priority_values", "rebuilds", "used")
 
     def __init__(self) -> None:
         self.diff = _MapDiff()
@@ -488,6 +497,8 @@ class JobSplit:
         self.priority_values: dict[int, int] = {}  # value -> jobs with it
         self.used: dict[str | None, IntSum] = {}
         self.rebuilds = 0
+        #: bumped whenever an active job comes, goes or changes (``core.PassRecord``'s stamp)
+        self.active_version = 0
 
     def update(
         self,
@@ -498,6 +509,7 @@ class JobSplit:
         changes = self.diff.changes(jobs)
         if changes is None:
             self.rebuilds += 1
+            self.active_version += 1
             self.pending, self.active, self.priority_values, self.used = {}, {}, {}, {}
             changes = [(key, None, job) for key, job in jobs.items()]
         pending, active, values, used = self.pending, self.active, self.priority_values, self.used
@@ -508,6 +520,7 @@ class JobSplit:
                     del pending[key]
                 elif state in active_states:
                     del active[key]
+                    self.active_version += 1
                     add_scaled(used[old.queue], old.per_member, len(old.pending_pods) - old.members)
                 if old.priority_value is not None:
                     left = values[old.priority_value] - 1
@@ -522,6 +535,7 @@ class JobSplit:
                 pending[key] = job
             elif state in active_states:
                 active[key] = job
+                self.active_version += 1
                 acc = used.get(job.queue)
                 if acc is None:
                     acc = used[job.queue] = ([0, 0, 0], {})

@@ -11,6 +11,12 @@ scratch (``Memo()``): every plan (priority breakdown, order, reason, ETA, placem
 nodes), the placements, the pending order, queues, partitions and the counted stats. Two
 targeted tests show the property is not vacuous: a finished pod of one queue recomputes
 exactly that queue's breakdowns, and a moved clock recomputes all of them.
+
+The decision pass is replayed too (``core.PassRecord``): while a cycle pops the very job the
+previous one popped at the same place, from the same state, it applies the recorded effects
+instead of deciding again. The same property covers it (submitted, re-queued and deleted
+pending jobs at an unmoved clock replay a prefix); the targeted tests show that a submitted job
+replays the jobs ahead of it and that a finished pod replays nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from tests.scheduling.test_scheduling_inputs import KINDS, _event
 BASE = cluster(48, 150, seed=5)
 POLICY = policy()
 #: stats that are timings or counts of reuse, not decisions
-NOT_DECISIONS = frozenset({"seconds", "priorities_kept"})
+NOT_DECISIONS = frozenset({"seconds", "priorities_kept", "pass_replayed"})
 
 
 def _decisions(result: ScheduleResult) -> tuple[Any, ...]:
@@ -133,3 +139,32 @@ def test_a_moved_clock_recomputes_every_priority() -> None:
     later = schedule(BASE, POLICY, NOW + 60, memo=memo)
     assert later.stats["priorities_kept"] == 0
     assert _decisions(later) == _decisions(schedule(BASE, POLICY, NOW + 60, memo=Memo()))
+
+
+def test_a_submitted_job_replays_the_jobs_ahead_of_it() -> None:
+    memo = Memo()
+    first = schedule(BASE, POLICY, NOW, memo=memo)
+    # the lowest job in the order: a copy of it comes last in its queue, so its queue's turns
+    # before it are the same and the pass replays a prefix
+    last = BASE.jobs[first.pending_order[-1]]
+    pick = sorted(k for k, j in BASE.jobs.items() if j.state == JobState.PENDING).index(last.key)
+    after = _submit(BASE, pick)
+    warm = schedule(after, POLICY, NOW, memo=memo)
+    assert 0 < warm.stats["pass_replayed"] < warm.stats["considered"]
+    assert warm.pending_order[: int(warm.stats["pass_replayed"])] == first.pending_order[
+        : int(warm.stats["pass_replayed"])
+    ]
+    assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+    # the same snapshot again: the whole pass is replayed
+    again = schedule(after, POLICY, NOW, memo=memo)
+    assert again.stats["pass_replayed"] == again.stats["considered"]
+    assert _decisions(again) == _decisions(warm)
+
+
+def test_a_finished_pod_or_a_moved_clock_replays_nothing() -> None:
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    finished = schedule(_finish_in(BASE, "root.batch"), POLICY, NOW, memo=memo)
+    assert finished.stats["pass_replayed"] == 0
+    later = schedule(BASE, POLICY, NOW + 1, memo=memo)
+    assert later.stats["pass_replayed"] == 0
