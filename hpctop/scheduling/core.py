@@ -236,6 +236,7 @@ class _Cycle:
         self.unheld: dict[str, tuple[list[int], dict[str, int]]] = {}
         self.index = WholeIndex(whole)
         self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
+        self._candidates: dict[tuple[Signature, str, int], tuple[int, Sequence[str], Sequence[str]]] = {}
         self._delayed: dict[tuple[object, ...], tuple[tuple[int, int], Reservation | None]] = {}
         self.empty = view.empty
         self.cluster = view.cluster
@@ -346,7 +347,14 @@ class _Cycle:
         """The schedulable matching nodes a member of ``req`` could fit now (``WholeIndex``), in order."""
         if not req.whole:
             return names
-        return self.index.candidates(names, self.member_set(sig, pname), req.whole)
+        # kept until the index changes: jobs that fail in a row ask the same (P6 profile)
+        key = (sig, pname, req.whole)
+        index = self.index
+        found = self._candidates.get(key)
+        if found is None or found[0] != index.version or found[1] is not names:
+            found = (index.version, names, index.candidates(names, self.member_set(sig, pname), req.whole))
+            self._candidates[key] = found
+        return found[2]
 
     def _view(self, names: Sequence[str], window_end: float) -> list[NodeFree]:
         """Nodes as a job running until ``window_end`` may use them (reserved ones trimmed)."""

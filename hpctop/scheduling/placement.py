@@ -229,10 +229,11 @@ class WholeIndex:
     the live state and must be updated (``update``) after every placement on a node.
     """
 
-    __slots__ = ("buckets", "count")
+    __slots__ = ("buckets", "count", "version")
 
     def __init__(self, count: dict[str, int]) -> None:
         self.count = count
+        self.version = 0  # bumped whenever a count changes: answers of ``candidates`` stand until then
         buckets: dict[int, set[str]] = {}
         for name, c in count.items():
             if c > 0:
@@ -250,6 +251,7 @@ class WholeIndex:
         old = self.count.get(name, 0)
         if old == c:
             return
+        self.version += 1
         self.count[name] = c
         if old > 0:
             self.buckets[old].discard(name)
