@@ -89,8 +89,7 @@ def test_each_action_shows_in_squeue(slurm: RealSlurm, tmp_path: Path) -> None:
     assert actions.execute(slurm_job_request(ActionKind.MOVE, behind, "debug")).ok
     assert _until(slurm, lambda r: r[behind][3] == "debug")[behind][3] == "debug"
 
-    requeue = actions.preview(slurm_job_request(ActionKind.REQUEUE, running))
-    assert not requeue.allowed and "scontrol requeue" in requeue.refusal
+    # requeue: slurmrestd 22.05 serves none; scontrol's requeue is tested in test_requeue_real.py
 
     done = actions.execute(slurm_job_request(ActionKind.CANCEL, running))
     assert done.ok

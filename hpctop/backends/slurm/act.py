@@ -9,16 +9,21 @@ release    ``POST ... {"hold": false}`` (scontrol release)
 priority   ``POST ... {"priority": N}`` (scontrol update job priority=N; v0.0.38 takes a string,
            v0.0.40+ ``{"set": true, "number": N}``)
 move       ``POST ... {"partition": P}`` (scontrol update job partition=P; pending jobs only)
-requeue    refused: no slurmrestd version up to v0.0.44 serves a requeue (``scontrol requeue``
-           is an RPC of its own); the refusal says so
+requeue    ``GET /slurm/v0.0.45/job/<id>/requeue`` (``?Hold=true``: requeuehold) where slurmrestd
+           serves it (v0.0.45, Slurm 26.05); else ``scontrol requeue <id>`` (``requeuehold``) run
+           by the local Slurm client, once it is shown to reach the same cluster as the same user
+           (:mod:`hpctop.sources.slurm.command`); without one, refused with what to install
 =========  =====================================================================================
+
+A requeue's ``value`` ``"hold"`` asks ``requeuehold`` (the job comes back held, to be released).
 
 Why it looks the way it does:
 
 - **Read-only where requests are sent.** The client's read-only flag is checked in
-  :meth:`hpctop.sources.slurm.rest.SlurmRest._send`, the one method that opens a connection, by
-  the function the Kubernetes transport uses; this module never decides on its own that a
-  request may go out. A read-only preview still says what would be sent.
+  :meth:`hpctop.sources.slurm.rest.SlurmRest.gate`, called by the one method that opens a
+  connection and by the one that starts ``scontrol``, with the function the Kubernetes transport
+  uses; this module never decides on its own that a request may go out. A read-only preview
+  still says what would be sent.
 - **The preview is the state the user saw.** slurmrestd has no dry run, so the preview reads the
   job (``GET /job/<id>``), refuses what Slurm would refuse for its state (cancel a finished job,
   hold a running one, release one that is not held), and lists the exact request. ``execute``
@@ -43,6 +48,8 @@ from hpctop.actions.engine.plan import ActionTable
 from hpctop.actions.requests import ActionForbidden, ActionKind, ActionRequest, ActionResult, Preview
 from hpctop.backends.slurm.wire import SlurmJob
 from hpctop.errors import ActionFailed, ActionRefused
+from hpctop.sanitize import sanitize_line
+from hpctop.sources.slurm.command import INSTALL_HINT, SlurmCommand
 from hpctop.sources.slurm.rest import SlurmError, SlurmRest
 
 __all__ = [
@@ -103,9 +110,13 @@ def slurm_job_request(kind: ActionKind, job_id: str, value: str | int | None = N
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    method: str
+    method: str  # an HTTP method, or RUN: a scontrol command (``command``)
     body: dict[str, object] | None
     changes: tuple[str, ...]
+    #: the request path when it is not ``job/<id>`` (v0.0.45's requeue)
+    path: str = ""
+    #: scontrol's arguments (method RUN)
+    command: tuple[str, ...] = ()
 
 
 def is_held(job: SlurmJob) -> bool:
@@ -116,8 +127,17 @@ def is_held(job: SlurmJob) -> bool:
 class SlurmActions:
     """The :class:`~hpctop.actions.requests.Actuator` for Slurm jobs, on one slurmrestd client."""
 
-    def __init__(self, client: SlurmRest, *, audit: AuditLog | None = None, context: str = "") -> None:
+    def __init__(
+        self,
+        client: SlurmRest,
+        *,
+        audit: AuditLog | None = None,
+        context: str = "",
+        command: SlurmCommand | None = None,
+    ) -> None:
         self.client = client
+        #: the local Slurm client, for a requeue slurmrestd does not serve (gated by ``client``)
+        self.command = command if command is not None else SlurmCommand(client)
         self.audit = audit
         self.context = context or f"slurm:{client.url}"
 
@@ -158,10 +178,19 @@ class SlurmActions:
         except ActionRefused as exc:
             self._audit(request, "refused", path=path, ok=False, message=exc.detail)
             raise
+        path = self._target(job_id, plan)
         self._audit(request, "intent", method=plan.method, path=path, message=json.dumps(plan.body or {}))
+        status: int | None = 200
+        said = "sent"
         try:
             if plan.method == "DELETE":
                 self.client.cancel(job_id)
+            elif plan.method == "RUN":
+                status = None  # no HTTP: scontrol's exit status 0
+                printed = self.command.requeue(job_id, hold="requeuehold" in plan.command)
+                said = sanitize_line(printed) or "ran"
+            elif plan.path:
+                self.client.requeue(job_id, hold=plan.path.endswith("?Hold=true"))
             else:
                 self.client.update(job_id, plan.body or {})
         except ActionRefused as exc:  # read-only: refused at the send chokepoint, nothing went out
@@ -178,7 +207,7 @@ class SlurmActions:
                 message=str(exc),
             )
             raise self._failure(request, exc) from None
-        self._audit(request, "outcome", method=plan.method, path=path, ok=True, status=200, message="sent")
+        self._audit(request, "outcome", method=plan.method, path=path, ok=True, status=status, message=said)
         after = self._read_after(job_id)
         return ActionResult(request, True, self._done_text(request, job_id, after), plan.changes)
 
@@ -210,10 +239,7 @@ class SlurmActions:
         kind = request.kind
         state = job.state
         if kind is ActionKind.REQUEUE:
-            raise ActionRefused(
-                "slurmrestd serves no requeue (none of v0.0.36-v0.0.44 has one): use 'scontrol requeue "
-                f"{job.job_id}'"
-            )
+            return self._requeue_plan(request, job)
         if state in _FINISHED:
             raise ActionRefused(f"Slurm job {job.job_id} has already ended ({state})")
         client = self.client
@@ -256,8 +282,69 @@ class SlurmActions:
             )
         raise ActionRefused(f"Slurm jobs have no {kind.value} action")
 
+    def _requeue_plan(self, request: ActionRequest, job: SlurmJob) -> _Plan:
+        """slurmrestd's requeue where served (v0.0.45+), else scontrol's, once shown to be safe."""
+        job_id = request.job[2]  # squeue's id, checked by _job_id (an array task: 123_4)
+        value = request.value
+        if value not in (None, "", "hold"):
+            raise ActionRefused(f"a Slurm requeue takes no value but 'hold' (requeuehold), not {value!r}")
+        hold = value == "hold"
+        if job.state == "PENDING":  # slurm_errno.c ESLURM_JOB_PENDING: "Job is pending execution"
+            raise ActionRefused(
+                f"Slurm job {job.job_id} is pending: only a started or ended job can be requeued"
+            )
+        changes = (
+            f"state: {job.state} -> PENDING" + (", held (release it to run)" if hold else ""),
+            "the job restarts from the beginning of its script (restarts +1)",
+        )
+        path = self.client.requeue_path(job_id)
+        if path is not None:
+            return _Plan("GET", None, changes, path=f"{path}?Hold=true" if hold else path)
+        version = self.client.version
+        command = self.command
+        if command.which() is None:
+            raise ActionRefused(
+                f"slurmrestd {version} serves no requeue (it came with v0.0.45, Slurm 26.05) and "
+                f"there is no '{command.program}' here to run 'scontrol requeue': {INSTALL_HINT}"
+            )
+        try:
+            local = command.cluster()
+        except SlurmError as exc:
+            why = f"cannot tell which cluster scontrol reaches, so it is not run: {exc}"
+            raise ActionRefused(why) from None
+        try:
+            remote = self.client.cluster(job_id)
+        except SlurmError as exc:
+            why = f"cannot read slurmrestd's cluster name, so scontrol is not run: {exc}"
+            raise ActionRefused(why) from None
+        if remote is None:
+            raise ActionRefused(
+                "slurmrestd names no cluster (no meta.slurm.cluster, no job cluster), so scontrol's "
+                f"cluster {local!r} cannot be checked against it: not run"
+            )
+        if local != remote:
+            raise ActionRefused(
+                f"scontrol here reaches cluster {local!r}, slurmrestd serves cluster {remote!r}: "
+                "not run (point SLURM_CONF at the slurmrestd's cluster)"
+            )
+        user = command.local_user()
+        if user != self.client.user:
+            raise ActionRefused(
+                f"scontrol would act as local user {user!r}, slurmrestd as {self.client.user!r}: not run"
+            )
+        args = ("requeuehold" if hold else "requeue", job_id)
+        return _Plan("RUN", None, changes, command=args)
+
+    def _target(self, job_id: str, plan: _Plan) -> str:
+        """What the plan acts on, as the preview and the audit log name it."""
+        if plan.method == "RUN":
+            return self.command.describe(plan.command)
+        return plan.path or self.client.path(f"job/{job_id}")
+
     def _describe(self, request: ActionRequest, job_id: str, plan: _Plan) -> str:
-        path = self.client.path(f"job/{job_id}")
+        path = self._target(job_id, plan)
+        if plan.method == "RUN":
+            return f"{path} (the local Slurm client, as {self.command.local_user()}, cluster checked)"
         body = f" {json.dumps(plan.body, sort_keys=True)}" if plan.body is not None else ""
         return f"{plan.method} {path}{body}"
 
@@ -277,6 +364,7 @@ class SlurmActions:
             ActionKind.RELEASE: "released",
             ActionKind.PRIORITY: "reprioritised",
             ActionKind.MOVE: "moved",
+            ActionKind.REQUEUE: "requeued",
         }.get(request.kind, request.kind.value)
         if after is None:
             return f"Slurm job {job_id} {verb} (Slurm no longer lists it)"

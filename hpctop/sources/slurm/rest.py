@@ -37,7 +37,7 @@ from hpctop.backends.slurm.wire import (
     text,
 )
 from hpctop.errors import PlainMessageError
-from hpctop.sources.kube.transport import check_read_only
+from hpctop.sources.kube.transport import ReadOnlyViolation, check_read_only
 
 KNOWN_VERSIONS = (
     "v0.0.36",
@@ -51,6 +51,10 @@ KNOWN_VERSIONS = (
     "v0.0.44",
 )
 _VERSION = re.compile(r"^/slurm/(v\d+\.\d+\.\d+)/jobs/?$")
+#: slurmrestd's GETs that act: v0.0.45 (Slurm 26.05) serves ``GET /slurm/v0.0.45/job/{id}/requeue``
+_ACTING_GET = re.compile(r"^/slurm/v[\d.]+/job/[^/?]+/requeue/?(\?.*)?$")
+#: the requeue path as the OpenAPI document lists it (SchedMD/slurm 0f73a8143e, Slurm 26.05)
+_REQUEUE = re.compile(r"^/slurm/(v\d+\.\d+\.\d+)/job/\{job_id\}/requeue/?$")
 
 
 class SlurmError(PlainMessageError):
@@ -112,9 +116,23 @@ class SlurmRest:
 
     # -- the chokepoint ------------------------------------------------------------------------
 
+    def gate(self, method: str, target: str) -> None:
+        """The read-only check of everything that leaves this client: an HTTP request from
+        :meth:`_send`, a ``scontrol`` command from :class:`hpctop.sources.slurm.command.SlurmCommand`.
+
+        A read-only client lets reads through and raises
+        :class:`~hpctop.sources.kube.transport.ReadOnlyViolation` for the rest, before the token
+        is read, a socket opened or a process started. slurmrestd v0.0.45 serves a requeue as a
+        ``GET`` (``/slurm/v0.0.45/job/{id}/requeue``), so a GET of a requeue path is refused too.
+        """
+        if not self.read_only:
+            return
+        if method.upper() == "GET" and _ACTING_GET.match(target):
+            raise ReadOnlyViolation(f"read-only mode: GET {target} requeues a job and was not sent to Slurm")
+        check_read_only(method, target)
+
     def _send(self, method: str, path: str, body: Mapping[str, object] | None = None) -> dict[str, object]:
-        if self.read_only:
-            check_read_only(method, path)  # raises before the token is read or a socket opened
+        self.gate(method, path)  # raises before the token is read or a socket opened
         headers = {"X-SLURM-USER-NAME": self.user, "Accept": "application/json"}
         if self.token:
             headers["X-SLURM-USER-TOKEN"] = self.token
@@ -231,6 +249,34 @@ class SlurmRest:
     def update(self, job_id: str, fields: UpdateFields) -> dict[str, object]:
         """``scontrol update job``: POST /job/{id} with the fields to change."""
         return self._send("POST", self.path(f"job/{job_id}"), fields)
+
+    def requeue_path(self, job_id: str) -> str | None:
+        """``/slurm/<v>/job/<id>/requeue`` where the server serves one (v0.0.45+), else None.
+
+        Any served version's path will do, whichever version the reads negotiated: the answer is
+        only Slurm's status and errors, which :func:`slurm_errors` reads in every version.
+        """
+        self.version or self.negotiate()
+        found = sorted((m.group(1), p) for p in self.served if (m := _REQUEUE.match(p)))
+        return found[-1][1].replace("{job_id}", job_id) if found else None
+
+    def requeue(self, job_id: str, *, hold: bool = False) -> dict[str, object]:
+        """``scontrol requeue`` (``requeuehold`` with ``hold``) through slurmrestd v0.0.45+: a GET."""
+        path = self.requeue_path(job_id)
+        if path is None:
+            raise SlurmError(f"slurmrestd {self.version} serves no requeue (v0.0.45, Slurm 26.05, has one)")
+        return self._send("GET", f"{path}?Hold=true" if hold else path)
+
+    def cluster(self, job_id: str) -> str | None:
+        """The cluster slurmrestd serves: ``meta.slurm.cluster`` (v0.0.40+) or the job's ``cluster``."""
+        answer = self._get(self.path(f"job/{job_id}"))
+        meta = answer.get("meta")
+        slurm = meta.get("slurm") if isinstance(meta, Mapping) else None
+        name = text(slurm.get("cluster")) if isinstance(slurm, Mapping) else ""
+        jobs = answer.get("jobs")
+        if not name and isinstance(jobs, list) and jobs and isinstance(jobs[0], Mapping):
+            name = text(jobs[0].get("cluster"))
+        return name or None
 
     def update_fields(
         self, *, hold: bool | None = None, priority: int | None = None, partition: str | None = None
