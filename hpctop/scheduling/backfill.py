@@ -32,9 +32,9 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from operator import itemgetter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from hpctop.model.objects import JobKey
 from hpctop.scheduling.placement import NodeFree, Request, choose

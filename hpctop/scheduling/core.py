@@ -898,28 +898,28 @@ class _Cycle:
             # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
             # and queue factor are those of the last cycle (same ``now`` and normalisers) keeps
             # its request and breakdown
-            kept = self.memo.pending
-            kept.begin((now, weights, inputs), split.pending)
-            entries = kept.entries
+            derived = self.memo.pending
+            derived.begin((now, weights, inputs), split.pending)
+            kept_entries = derived.entries
             hits = 0
             for job in pending:
                 key = job.key
-                found = entries.get(key)
-                if found is not None and found[0] is job:
-                    req = found[1]
+                prev = kept_entries.get(key)
+                if prev is not None and prev[0] is job:
+                    req = prev[1]
                 else:
                     req = Request.of(job.per_member, 1 if job.one_per_node else 0)
-                    found = None
+                    prev = None
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 fs = fairshare[path_of[key]]
-                if found is not None and found[2] is e and found[3] == fs:
-                    p = found[4]
+                if prev is not None and prev[2] is e and prev[3] == fs:
+                    p = prev[4]
                     hits += 1
                 else:
                     p = prio(job, e.partitions)
-                    entries[key] = (job, req, e, fs, p)
+                    kept_entries[key] = (job, req, e, fs, p)
                 requests[key], elig[key], priorities[key], totals[key] = req, e, p, p.total
-            kept.hits = hits
+            derived.hits = hits
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:

@@ -547,8 +547,6 @@ class JobSplit:
         return max(self.priority_values) if self.priority_values else None
 
 
-
-
 class PendingDerivations:
     """Per pending job: its member ``Request`` and its priority breakdown, kept between cycles.
 

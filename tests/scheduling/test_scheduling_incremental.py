@@ -99,7 +99,9 @@ def test_a_warm_memo_through_random_events_gives_the_full_recompute(
         now += dt
         warm = schedule(snap, POLICY, now, memo=memo)
         cold = schedule(snap, POLICY, now, memo=Memo())
-        assert _decisions(warm) == _decisions(cold), f"{kind} at +{dt} s: the kept derivations moved a decision"
+        assert _decisions(warm) == _decisions(cold), (
+            f"{kind} at +{dt} s: the kept derivations moved a decision"
+        )
 
 
 def _finish_in(snap: Snapshot, queue: str) -> Snapshot:
@@ -151,9 +153,10 @@ def test_a_submitted_job_replays_the_jobs_ahead_of_it() -> None:
     after = _submit(BASE, pick)
     warm = schedule(after, POLICY, NOW, memo=memo)
     assert 0 < warm.stats["pass_replayed"] < warm.stats["considered"]
-    assert warm.pending_order[: int(warm.stats["pass_replayed"])] == first.pending_order[
-        : int(warm.stats["pass_replayed"])
-    ]
+    assert (
+        warm.pending_order[: int(warm.stats["pass_replayed"])]
+        == first.pending_order[: int(warm.stats["pass_replayed"])]
+    )
     assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
     # the same snapshot again: the whole pass is replayed
     again = schedule(after, POLICY, NOW, memo=memo)

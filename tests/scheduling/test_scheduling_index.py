@@ -347,7 +347,9 @@ def test_single_member_search_matches_the_plain_walk(seed: int) -> None:
                 profile.live[name].charge(one, (7,))
                 profile.add_release(name, profile.now + later, one, (7,))
             else:
-                profile.add_reservation(("ns", "Job", "later"), "p", profile.now + later, INF, [(name, (6,))], one)
+                profile.add_reservation(
+                    ("ns", "Job", "later"), "p", profile.now + later, INF, [(name, (6,))], one
+                )
     if seed == 0:
         assert found  # not vacuous: some searches find a start
 
