@@ -35,6 +35,7 @@ from hpctop.scheduling.core import schedule
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.types import ScheduleResult
 from tests.scheduling.test_scheduling_inputs import KINDS, _event
+from tests.scheduling.test_scheduling_inputs import _decisions as same_input_decisions
 
 BASE = cluster(48, 150, seed=5)
 POLICY = policy()
@@ -43,16 +44,9 @@ NOT_DECISIONS = frozenset({"seconds", "priorities_kept", "pass_replayed"})
 
 
 def _decisions(result: ScheduleResult) -> tuple[Any, ...]:
-    return (
-        result.now,
-        result.cluster,
-        result.partitions,
-        tuple(result.queues.items()),
-        tuple(result.plans.items()),
-        result.placements,
-        result.pending_order,
-        sorted((k, v) for k, v in result.stats.items() if k not in NOT_DECISIONS),
-    )
+    """What the same-inputs property compares, with ``now`` and the counted stats."""
+    stats = sorted((k, v) for k, v in result.stats.items() if k not in NOT_DECISIONS)
+    return (result.now, *same_input_decisions(result), stats)
 
 
 def _submit(snap: Snapshot, pick: int) -> Snapshot:
