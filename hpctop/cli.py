@@ -342,6 +342,12 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     opts.add_argument("-q", "--queue", metavar="QUEUE", help="these queues and their subtrees")
     opts.add_argument("-t", "--state", metavar="STATE", help="queue states: " + ", ".join(QUEUE_STATES))
     _slurm_options(queues, "Slurm's associations and fair share, like sshare; -q: accounts")
+    queues.add_argument(
+        "--qos",
+        action="store_true",
+        help="with --slurm-url: Slurm's QOS (priority, preemption, limits) like 'sacctmgr show qos'; "
+        "-q: QOS names",
+    )
     queues.set_defaults(handler=_cmd_queues)
 
     for name, handler, what in (
@@ -744,6 +750,8 @@ def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
     if _slurm_alone(args, "queues"):
         return _slurm_queues(args, settings, out)
+    if args.qos:
+        raise UsageError("'queues --qos' lists Slurm's QOS: it needs --slurm-url or --slurm-service")
     states = parse_choices(args.state, QUEUE_STATES, "queue state")
     sort_rows([], args.sort, queues_table.SORT_KEYS)
     session = open_session(args, settings)
@@ -785,16 +793,31 @@ def _slurm_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
     sort_rows([], args.sort, slurm_table.PRIO_CSV_KEYS)
     client = _slurm_client(args, settings)
     jobs = _slurm_read(client.jobs)
-    _slurm_skipped(client)
     rows = slurm_table.prio_rows(
         jobs,
         partitions=split_list(args.partition),
         users=_users(args, settings),
         accounts=split_list(args.queue),
+        qos_factors=_slurm_qos_factors(client),
     )
+    _slurm_skipped(client)
     rows = sort_rows(rows, args.sort, slurm_table.PRIO_CSV_KEYS)
     _emit(out, rows, slurm_table.PRIO_COLUMNS, args, slurm_table.PRIO_CSV_KEYS)
     return 0
+
+
+def _slurm_qos_factors(client: SlurmRest) -> dict[str, float] | None:
+    """The QOS factors when slurmrestd serves slurmdbd's QOS; None (the column stays empty) when not."""
+    from hpctop.sources.slurm.rest import SlurmError
+    from hpctop.tables import slurm as slurm_table
+
+    try:
+        if client.db_path("qos") is None:
+            return None
+        return slurm_table.qos_factors(client.qos())
+    except SlurmError as exc:
+        _warn(f"hpctop: note: no QOS factors: {exc}")
+        return None
 
 
 def _slurm_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
@@ -803,13 +826,31 @@ def _slurm_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
 
     if args.state:
         raise UsageError("'queues --slurm-url' has no queue states: -t does not apply")
+    if args.qos:
+        return _slurm_qos(args, settings, out)
     sort_rows([], args.sort, slurm_table.SHARE_CSV_KEYS)
     client = _slurm_client(args, settings)
     shares = _slurm_read(client.shares)
     _slurm_skipped(client)
+    if note := slurm_table.shares_note(shares):
+        _warn(f"hpctop: note: {note}")
     rows = slurm_table.share_rows(shares, accounts=split_list(args.queue))
     rows = sort_rows(rows, args.sort, slurm_table.SHARE_CSV_KEYS)
     _emit(out, rows, slurm_table.SHARE_COLUMNS, args, slurm_table.SHARE_CSV_KEYS)
+    return 0
+
+
+def _slurm_qos(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    """``queues --qos --slurm-url``: slurmdbd's QOS through slurmrestd, like ``sacctmgr show qos``."""
+    from hpctop.tables import slurm as slurm_table
+
+    sort_rows([], args.sort, slurm_table.QOS_CSV_KEYS)
+    client = _slurm_client(args, settings)
+    qos = _slurm_read(client.qos)
+    _slurm_skipped(client)
+    rows = slurm_table.qos_rows(qos, names=split_list(args.queue))
+    rows = sort_rows(rows, args.sort, slurm_table.QOS_CSV_KEYS)
+    _emit(out, rows, slurm_table.QOS_COLUMNS, args, slurm_table.QOS_CSV_KEYS)
     return 0
 
 

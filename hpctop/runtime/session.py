@@ -44,6 +44,7 @@ from hpctop.actions.simulator import SimulatorActuator
 from hpctop.model.objects import JobKey, PodKey
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
+from hpctop.scheduling.priority import FrozenPriorities
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.scenario import Scenario, load_scenario
 from hpctop.sources.simulator.cluster import EPOCH, Event, SimulatedCluster, SimulatorError
@@ -131,6 +132,8 @@ class Session:
         self._view_stale = True
         self._snapshot: Snapshot | None = None
         self._result: ScheduleResult | None = None
+        #: the priority each job started with, kept while it runs (Slurm freezes it at the start)
+        self.frozen = FrozenPriorities()
         self.skipped_cycles = 0  # scheduling points where no bind could succeed, so the core was not run
         self._apply(cluster.initial_events())
         # The nodes, the trace and the first objects live as long as the session: move them out of
@@ -217,7 +220,7 @@ class Session:
                 return
             self._snapshot = snapshot = self.store.snapshot()
             started = time.perf_counter()
-            self._result = self._schedule(snapshot, self.policy, now)
+            self._result = self.frozen.apply(self._schedule(snapshot, self.policy, now), snapshot.jobs)
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1
             self._view_version = self.store.version
@@ -278,11 +281,12 @@ class Session:
                 at,
                 backfilled=placement.backfilled,
             )
+        self.frozen.started(result.placements)
         self._sched_version = self.store.version
         self._sched_at = at
         if not result.placements and self._decide_is_view:
             # nothing changed after this schedule: it is also the view's
-            self._snapshot, self._result = snapshot, result
+            self._snapshot, self._result = snapshot, self.frozen.apply(result, snapshot.jobs)
             self._view_version = self.store.version
 
     def _bind(

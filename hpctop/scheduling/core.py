@@ -892,7 +892,8 @@ class _Cycle:
                 requests[job.key], elig[job.key] = req, e
                 totals[job.key] = prio_total(job, e.partitions)
                 kept.append(job)
-            settled = len(pending) - len(kept)
+            # held jobs are in neither mode's order (never tried): settled counts the others
+            settled = len(pending) - len(kept) - sum(1 for job in pending if job.state == JobState.HELD)
             pending = kept
         else:
             # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
@@ -926,8 +927,9 @@ class _Cycle:
             """A running job's plan, computed when read: only pending jobs' priorities order anything.
 
             Slurm stops recalculating a job's priority once it starts (sprio lists pending jobs
-            only): the age factor is taken at the start time, so it no longer grows. The other
-            factors are today's (the core keeps no history of fair share or weights).
+            only). The whole priority a job was placed with rides on its ``Placement`` and the
+            session keeps it while the job runs (``priority.FrozenPriorities``); this is the
+            fallback for a job nobody saw start: the age taken at its start, the rest today's.
             """
             part = running_partition(job)
             return JobPlan(
@@ -978,10 +980,11 @@ class _Cycle:
                 entries = by_queue[path]
                 *_, key = heapq.heappop(entries)
                 job = self.snapshot.jobs[key]
-                i = len(order)
-                order.append(key)
+                # a held job is not tried (Slurm: priority 0, "not eligible"): a reason, no place in line
+                held = job.state == JobState.HELD
+                turn = len(steps)  # this pop's place in the pass (held jobs included)
                 if replay:
-                    done = replay[i] if i < len(replay) else None
+                    done = replay[turn] if turn < len(replay) else None
                     if done is not None and done.job is job and done.priority is priorities[key]:
                         # the same job, at the same place, on the same state: the same decision
                         assert record is not None
@@ -990,17 +993,23 @@ class _Cycle:
                         effects.extend(record.effects[start : done.effects])
                         self.profile.budget = done.budget
                         out = outcomes[key] = replace(done.outcome)
+                        if not held:
+                            order.append(key)
                         if out.placement is not None:
-                            placements.append(out.placement)
+                            placements.append(replace(out.placement, priority=priorities[key]))
                         steps.append(_Step(job, done.priority, len(effects), done.budget, out))
                         replayed += 1
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
                         continue
                     replay = ()
-                out = outcomes[key] = Outcome(order=i)
+                out = outcomes[key] = Outcome(order=None if held else len(order))
+                if not held:
+                    order.append(key)
                 if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
-                    placements.append(out.placement)
+                    # the priority it starts with, which Slurm then stops recalculating (frozen)
+                    at_start = priorities[key] if key in priorities else prio(job, elig[key].partitions)
+                    placements.append(replace(out.placement, priority=at_start))
                 if not placements_only:
                     steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
                 if entries:

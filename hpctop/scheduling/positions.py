@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hpctop.model.objects import Job, JobKey, KueueWorkload, ObjectKey
+from hpctop.model.states import JobState
 from hpctop.scheduling.observed import owner_of
 
 #: layer → (whether jobs are ranked per queue, the rule as said to the user)
@@ -77,8 +78,8 @@ def estimated_positions(jobs: Iterable[Job], objects: Mapping[ObjectKey, Any]) -
     """Every pending job whose layer has a documented order, ranked within its line (1 = next)."""
     lines: dict[tuple[str, str | None], list[tuple[int, float, str, Job]]] = {}
     for job in jobs:
-        if not job.state.is_pending:
-            continue
+        if not job.state.is_pending or job.state == JobState.HELD:
+            continue  # a held job is out of line until released (Slurm: priority 0, not eligible)
         _binder, layer = owner_of(job)
         if layer is None or layer not in RULES:
             continue

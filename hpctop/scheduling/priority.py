@@ -11,16 +11,27 @@ the partition's PriorityJobFactor over the largest one
 (``PartitionSpec.job_factor``, not PriorityTier, which orders evaluation in ``core``).
 Fair-share is the classic ``2^(-U/S)`` (not Fair Tree): it is a function of the queue alone, so a
 whole queue's jobs share one factor and the computation is O(queues), not O(jobs x users).
+
+A running job's priority is frozen at its start, all of it (:class:`FrozenPriorities`): Slurm
+recalculates only pending jobs' priorities (priority_multifactor.c, slurm-22-05-8-1,
+``decay_apply_weighted_factors``: "Priority 0 is reserved for held jobs. Also skip priority
+re_calculation for non-pending jobs", unless ``PriorityFlags=CALCULATE_RUNNING``), so the value
+``squeue -o %Q`` shows for a running job is the one it started with. The core is a pure function
+of one snapshot and keeps no history, so the breakdown a job had when the core placed it rides on
+its :class:`~hpctop.scheduling.types.Placement`, and whoever binds the placements (the session)
+keeps it while the job runs. A job nobody saw start (running when the session began) falls back
+to today's factors with the age taken at its start.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 
-from hpctop.model.objects import Job
+from hpctop.model.objects import Job, JobKey
 from hpctop.model.policy import PriorityWeights
 from hpctop.model.states import JobState
-from hpctop.scheduling.types import PriorityBreakdown
+from hpctop.scheduling.types import JobPlan, Placement, PriorityBreakdown, ScheduleResult
 
 FACTORS = ("age", "fairshare", "jobsize", "partition", "qos")
 
@@ -120,3 +131,58 @@ def total(
         + part * weights.partition
         + qos * weights.qos
     )
+
+
+class FrozenPriorities:
+    """The priority each job had when it was placed, kept while it runs (Slurm freezes it then).
+
+    :meth:`started` records the placements a scheduling point bound; :meth:`apply` gives a
+    cycle's result whose running jobs' plans carry that priority instead of one computed now,
+    and forgets the jobs that no longer run (ended, requeued, preempted: a job placed again gets
+    the priority of its new start). Plans stay lazy: a running plan is made only when read.
+    """
+
+    __slots__ = ("_at_start",)
+
+    def __init__(self) -> None:
+        self._at_start: dict[JobKey, PriorityBreakdown] = {}
+
+    def __len__(self) -> int:
+        return len(self._at_start)
+
+    def started(self, placements: Iterable[Placement]) -> None:
+        for placement in placements:
+            if placement.priority is not None:
+                self._at_start[placement.job] = placement.priority
+
+    def apply(self, result: ScheduleResult, jobs: Mapping[JobKey, Job]) -> ScheduleResult:
+        at_start = self._at_start
+        for key in [k for k in at_start if (job := jobs.get(k)) is None or not job.state.is_active]:
+            del at_start[key]
+        if not at_start:
+            return result
+        return replace(result, plans=_FrozenPlans(result.plans, dict(at_start)))
+
+
+class _FrozenPlans(Mapping[JobKey, JobPlan]):
+    """``plans`` with the running jobs' priorities as they were at their start."""
+
+    __slots__ = ("_at_start", "_plans")
+
+    def __init__(self, plans: Mapping[JobKey, JobPlan], at_start: dict[JobKey, PriorityBreakdown]) -> None:
+        self._plans = plans
+        self._at_start = at_start
+
+    def __getitem__(self, key: JobKey) -> JobPlan:
+        plan = self._plans[key]
+        frozen = self._at_start.get(key)
+        return plan if frozen is None or plan.order is not None else replace(plan, priority=frozen)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._plans
+
+    def __iter__(self) -> Iterator[JobKey]:
+        return iter(self._plans)
+
+    def __len__(self) -> int:
+        return len(self._plans)

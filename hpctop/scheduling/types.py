@@ -74,6 +74,9 @@ class Placement:
     assignments: tuple[PodAssignment, ...]
     partition: str | None = None
     backfilled: bool = False
+    #: the job's priority when it is placed: Slurm stops recalculating a job's priority once it
+    #: starts, so the session keeps this one for the job while it runs (``FrozenPriorities``)
+    priority: PriorityBreakdown | None = None
 
 
 @dataclass(frozen=True, slots=True)

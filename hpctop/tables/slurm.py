@@ -6,15 +6,25 @@ Why separate rows from the cluster's: these are what Slurm itself says, read thr
 Slurm user reads them as the Slurm commands print them. hpctop's core adds nothing here.
 
 What slurmrestd does not serve is left empty, never guessed: sprio's factors (slurmrestd serves
-only a job's total priority, in every version up to v0.0.44), and ``sshare``'s data before v0.0.40.
+only a job's total priority, in every version up to v0.0.44; the QOS factor alone follows from
+slurmdbd's QOS), and before v0.0.40 (no ``/shares``) sshare's usage and fair share: slurmdbd's
+associations give the tree and the raw shares only, and the table says so in a note. ``queues
+--qos`` is ``sacctmgr show qos``: slurmdbd's QOS, their priority, preemption and limits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hpctop.backends.slurm.wire import SlurmJob, SlurmNode, SlurmPartition, SlurmShare, expand_hostlist
+from hpctop.backends.slurm.wire import (
+    SlurmJob,
+    SlurmNode,
+    SlurmPartition,
+    SlurmQos,
+    SlurmShare,
+    expand_hostlist,
+)
 from hpctop.tables.fmt import hostlist
 from hpctop.tables.render import Column, Row
 
@@ -23,6 +33,9 @@ __all__ = [
     "NODE_CSV_KEYS",
     "PRIO_COLUMNS",
     "PRIO_CSV_KEYS",
+    "QOS_COLUMNS",
+    "QOS_CSV_KEYS",
+    "SHARES_FROM_ASSOCIATIONS",
     "SHARE_COLUMNS",
     "SHARE_CSV_KEYS",
     "SUMMARY_COLUMNS",
@@ -30,7 +43,10 @@ __all__ = [
     "compact_state",
     "node_rows",
     "prio_rows",
+    "qos_factors",
+    "qos_rows",
     "share_rows",
+    "shares_note",
     "summary_rows",
     "time_limit",
 ]
@@ -180,11 +196,14 @@ def prio_rows(
     partitions: Sequence[str] = (),
     users: Sequence[str] = (),
     accounts: Sequence[str] = (),
+    qos_factors: Mapping[str, float] | None = None,
 ) -> list[Row]:
     """``sprio``: the pending jobs Slurm would schedule (held ones, priority 0, are left out).
 
-    Only the total is Slurm's answer here: slurmrestd serves no priority factors (sprio asks
-    slurmctld with an RPC of its own), so ``factors`` is null rather than guessed.
+    The total is Slurm's answer; slurmrestd serves no priority factors (sprio asks slurmctld with
+    an RPC of its own), so ``factors`` is null rather than guessed. One factor can be had: with
+    slurmdbd's QOS (``qos_factors``, from :func:`qos_factors`) ``qos_factor`` is the job's QOS
+    factor before its weight, as ``sprio -n`` shows it (null without them).
     """
     rows: list[Row] = []
     for job in jobs:
@@ -205,6 +224,8 @@ def prio_rows(
                 "partition": job.partition,
                 "state": job.state,
                 "priority": job.priority,
+                "qos": job.qos or None,
+                "qos_factor": qos_factors.get(job.qos) if qos_factors is not None else None,
                 "factors": None,  # slurmrestd does not serve sprio's factors
             }
         )
@@ -233,12 +254,26 @@ def share_rows(shares: Iterable[SlurmShare], *, accounts: Sequence[str] = ()) ->
     return rows
 
 
+#: why some of sshare's figures are empty when they come from slurmdbd's associations (v0.0.38/39)
+SHARES_FROM_ASSOCIATIONS = (
+    "Slurm's shares from slurmdbd's associations (this slurmrestd serves no /shares before v0.0.40): "
+    "RawUsage, EffectvUsage and FairShare are not served (slurmctld keeps usage in memory); "
+    "NormShares computed by hpctop from RawShares as Fair Tree does (Slurm's default)"
+)
+
+
+def shares_note(shares: Iterable[SlurmShare]) -> str:
+    """The note a share table needs ("" when every figure is slurmctld's own)."""
+    return SHARES_FROM_ASSOCIATIONS if any(s.source == "associations" for s in shares) else ""
+
+
 def _share_row(share: SlurmShare, depth: int) -> Row:
     return {
         "backend": "slurm",
         "account": share.account,
         "user": share.user or None,
         "depth": depth,
+        "root": not share.parent and not share.user,
         "partition": share.partition or None,
         "raw_shares": share.raw_shares,
         "norm_shares": share.norm_shares,
@@ -247,7 +282,57 @@ def _share_row(share: SlurmShare, depth: int) -> Row:
         "effective_usage": share.effective_usage,
         "fairshare": share.fairshare,
         "level_fs": share.level_fs,
+        "source": share.source,  # "shares": slurmctld's figures; "associations": slurmdbd's (see the note)
     }
+
+
+def qos_rows(qos: Iterable[SlurmQos], *, names: Sequence[str] = ()) -> list[Row]:
+    """``sacctmgr show qos``: each QOS with its priority, preemption and limits, in Slurm's order.
+
+    ``norm_priority`` is the QOS factor of a job's priority before its weight (sprio ``-n``'s
+    QOS column): priority_multifactor divides a QOS's priority by the highest of all QOS.
+    """
+    listed = list(qos)
+    highest = max((q.priority for q in listed), default=0)
+    rows: list[Row] = []
+    for q in listed:
+        if names and q.name not in names:
+            continue
+        rows.append(
+            {
+                "backend": "slurm",
+                "name": q.name,
+                "description": q.description or None,
+                "priority": q.priority,
+                "norm_priority": q.priority / highest if highest > 0 else 0.0,
+                "flags": list(q.flags),
+                "preempt": list(q.preempt),
+                "preempt_mode": list(q.preempt_mode),
+                "grace_time": q.grace_time_s,
+                "usage_factor": q.usage_factor,
+                "usage_threshold": q.usage_threshold,
+                "grp_tres": q.grp_tres or None,
+                "grp_jobs": q.grp_jobs,
+                "grp_submit": q.grp_submit,
+                "grp_wall": q.grp_wall_min * 60 if q.grp_wall_min is not None else None,
+                "max_tres": q.max_tres_per_job or None,
+                "max_tres_per_node": q.max_tres_per_node or None,
+                "max_tres_per_user": q.max_tres_per_user or None,
+                "max_tres_per_account": q.max_tres_per_account or None,
+                "max_jobs_per_user": q.max_jobs_per_user,
+                "max_submit_per_user": q.max_submit_per_user,
+                "max_jobs_per_account": q.max_jobs_per_account,
+                "max_submit_per_account": q.max_submit_per_account,
+                "max_wall": q.max_wall_min * 60 if q.max_wall_min is not None else None,  # seconds
+                "min_tres": q.min_tres_per_job or None,
+            }
+        )
+    return rows
+
+
+def qos_factors(qos: Iterable[SlurmQos]) -> dict[str, float]:
+    """Each QOS's normalised priority factor (its priority over the highest), as sprio ``-n`` shows it."""
+    return {row["name"]: row["norm_priority"] for row in qos_rows(qos)}
 
 
 def _cpus(_: Any, row: Row) -> str:
@@ -262,12 +347,32 @@ def _account(value: Any, row: Row) -> str:
     return " " * int(row["depth"]) + str(value)
 
 
-def _raw_shares(value: Any, _: Row) -> str:
-    return "parent" if value is None else str(value)
+def _raw_shares(value: Any, row: Row) -> str:
+    if value is None:
+        return "" if row.get("root") else "parent"  # sshare prints the root's shares as nothing
+    return str(value)
 
 
 def _fraction(value: Any, _: Row) -> str:
     return "" if value is None else f"{float(value):.6f}"
+
+
+def _maybe(value: Any, _: Row) -> str:
+    return "" if value is None else str(value)
+
+
+def _words(value: Any, _: Row) -> str:
+    return ",".join(str(v) for v in value or ())
+
+
+def _wall(value: Any, _: Row) -> str:
+    """Seconds as sacctmgr prints a wall limit: ``01:00:00``, ``2-00:00:00``, "" for none."""
+    if value is None:
+        return ""
+    days, rest = divmod(int(value), 86400)
+    hours, rest = divmod(rest, 3600)
+    clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{clock}" if days else clock
 
 
 def _dash(value: Any, _: Row) -> str:
@@ -300,17 +405,47 @@ PRIO_COLUMNS = (
     Column("partition", "PARTITION"),
     Column("user", "USER"),
     Column("queue", "ACCOUNT"),
+    Column("qos", "QOS", "left", _maybe),
     Column("priority", "PRIORITY", "right"),
+    Column("qos_factor", "QOS_FACTOR", "right", _fraction),
 )
-PRIO_CSV_KEYS = ("id", "partition", "user", "queue", "priority")
+PRIO_CSV_KEYS = ("id", "partition", "user", "queue", "qos", "priority", "qos_factor")
 
 SHARE_COLUMNS = (
     Column("account", "Account", "left", _account),
     Column("user", "User", "left", lambda v, _: str(v or "")),
     Column("raw_shares", "RawShares", "right", _raw_shares),
     Column("norm_shares", "NormShares", "right", _fraction),
-    Column("raw_usage", "RawUsage", "right"),
+    Column("raw_usage", "RawUsage", "right", _maybe),
     Column("effective_usage", "EffectvUsage", "right", _fraction),
     Column("fairshare", "FairShare", "right", _fraction),
 )
 SHARE_CSV_KEYS = ("account", "user", "raw_shares", "norm_shares", "raw_usage", "effective_usage", "fairshare")
+
+QOS_COLUMNS = (
+    Column("name", "Name"),
+    Column("priority", "Priority", "right"),
+    Column("preempt", "Preempt", "left", _words),
+    Column("flags", "Flags", "left", _words),
+    Column("usage_factor", "UsageFactor", "right", _fraction),
+    Column("grp_tres", "GrpTRES", "left", _maybe),
+    Column("grp_jobs", "GrpJobs", "right", _maybe),
+    Column("max_tres", "MaxTRES", "left", _maybe),
+    Column("max_tres_per_user", "MaxTRESPU", "left", _maybe),
+    Column("max_jobs_per_user", "MaxJobsPU", "right", _maybe),
+    Column("max_submit_per_user", "MaxSubmitPU", "right", _maybe),
+    Column("max_wall", "MaxWall", "right", _wall),
+)
+QOS_CSV_KEYS = (
+    "name",
+    "priority",
+    "norm_priority",
+    "usage_factor",
+    "grp_tres",
+    "grp_jobs",
+    "max_tres",
+    "max_tres_per_user",
+    "max_jobs_per_user",
+    "max_submit_per_user",
+    "max_wall",
+)

@@ -7,6 +7,17 @@ slurmctld and slurmrestd say what those are. The cluster is one munged, one slur
 the program name (``/usr/sbin/slurmctld`` etc. are such names); the GPU GRES plugin drops GPUs
 that have no ``File=``, so gres.conf points at empty files; ``slurm-wlm-emulator`` must not be
 installed (it switches slurmctld to a front-end build that refuses this config).
+
+With ``accounting=True`` the cluster also keeps accounts (what ``sshare``, ``sacctmgr`` and fair
+share need): a MariaDB of its own (``mariadb-install-db`` into the temporary folder, ``mariadbd``
+on a unix socket there, no network, no system service), ``slurmdbd`` on a local port storing into
+it, ``accounting_storage/slurmdbd`` with multifactor priority that weighs fair share and QOS, and
+slurmrestd serving the accounting API (``openapi/dbv0.0.38``) too. Facts this relies on: slurmdbd
+reads ``slurmdbd.conf`` beside ``$SLURM_CONF``, must own it with mode 0600, and reaches MariaDB's
+socket through ``MYSQL_UNIX_PORT`` (Slurm's mysql plugin passes no socket of its own); MariaDB's
+root is authenticated by the unix socket, so slurmdbd running as root needs no password; the
+cluster is added with ``sacctmgr`` before slurmctld starts, so slurmctld finds its associations on
+its first registration.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +56,29 @@ INSTALL_HINT = (
     "slurm-wlm-jwt-plugin "
     "(Debian 12; running as root)"
 )
+ACCOUNTING_PROGRAMS = ("slurmdbd", "mariadbd", "mariadb-install-db", "sacctmgr", "sshare")
+ACCOUNTING_HINT = (
+    "Slurm accounting not installed: apt-get install slurmdbd mariadb-server (Debian 12; running as root)"
+)
 NODES = ("sn1", "sn2", "sn3")
+#: what an accounting cluster starts with (``sacctmgr -i ...``, before slurmctld, so slurmctld's
+#: first fair-share pass sees them): two accounts with their own shares, a sub-account with shares
+#: of its own and one that takes its parent's (``parent``), root a user of each, and QOS whose
+#: priority, preemption and limits differ
+ACCOUNTING = (
+    ("add", "qos", "low", "priority=10", "UsageFactor=0.5"),
+    ("add", "qos", "high", "priority=100", "preempt=low", "MaxWall=01:00:00", "GrpTRES=cpu=10"),
+    ("modify", "qos", "where", "name=high", "set", "MaxJobsPerUser=3", "MaxSubmitJobsPerUser=8"),
+    ("add", "account", "physics", "fairshare=30"),
+    ("add", "account", "chemistry", "fairshare=10"),
+    ("add", "account", "bio", "parent=physics", "fairshare=5"),
+    ("add", "account", "theory", "parent=physics", "fairshare=parent"),
+    ("add", "user", "root", "account=physics,chemistry,bio,theory", "qos=normal,high,low"),
+    ("modify", "user", "where", "name=root", "account=bio", "set", "fairshare=3"),
+)
+#: after slurmctld registered: a GRES limit needs the ``gres/gpu`` TRES, which slurmdbd learns from
+#: slurmctld's ``AccountingStorageTRES``
+ACCOUNTING_LATER = (("modify", "qos", "where", "name=high", "set", "MaxTRESPerUser=gres/gpu=4"),)
 SBIN = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
@@ -59,11 +93,14 @@ def which(program: str) -> str | None:
     return None
 
 
-def missing() -> str | None:
-    """Why a real Slurm cannot be started here (None when it can)."""
+def missing(*, accounting: bool = False) -> str | None:
+    """Why a real Slurm (with ``accounting``: and its slurmdbd) cannot be started here (None when it can)."""
     absent = [p for p in PROGRAMS if which(p) is None]
     if absent:
         return f"{INSTALL_HINT}; missing: {' '.join(absent)}"
+    absent = [p for p in ACCOUNTING_PROGRAMS if accounting and which(p) is None]
+    if absent:
+        return f"{ACCOUNTING_HINT}; missing: {' '.join(absent)}"
     if os.geteuid() != 0:
         return "real Slurm tests need root (slurmd runs jobs as their user)"
     if Path("/usr/sbin/slurmctld-wlm-emulator").exists() or which("slurmctld-wlm-emulator"):
@@ -108,6 +145,9 @@ class RealSlurm:
     rest_port: int = field(default_factory=free_port)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     jwt_key: bytes = b""
+    #: keep accounts: MariaDB, slurmdbd, fair share and QOS in the priority (see the module's docstring)
+    accounting: bool = False
+    dbd_port: int = field(default_factory=free_port)
 
     @property
     def url(self) -> str:
@@ -117,6 +157,7 @@ class RealSlurm:
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env["SLURM_CONF"] = str(self.root / "slurm.conf")
+        env["MYSQL_UNIX_PORT"] = str(self.root / "run" / "mysql.sock")  # slurmdbd's way to the socket
         env.pop("SLURM_JWT", None)
         return env
 
@@ -175,10 +216,8 @@ PriorityType=priority/multifactor
 PriorityWeightAge=1000
 PriorityWeightJobSize=1000
 PriorityWeightPartition=1000
-PriorityWeightQOS=0
-PriorityWeightFairshare=0
 PriorityMaxAge=1-0
-AccountingStorageType=accounting_storage/none
+{self._accounting_conf()}
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 SlurmctldTimeout=30
@@ -193,6 +232,45 @@ PartitionName=debug Nodes={NODES[0]} MaxTime=INFINITE State=UP PriorityJobFactor
         (r / "slurm.conf").write_text(conf)
         gres = "\n".join(f"NodeName={n} Name=gpu File={r}/gres/gpu[0-1]" for n in NODES)
         (r / "gres.conf").write_text(gres + "\n")
+        if self.accounting:
+            dbd = r / "slurmdbd.conf"
+            dbd.write_text(
+                f"""\
+AuthType=auth/munge
+AuthInfo=socket={r}/run/munge.socket
+AuthAltTypes=auth/jwt
+AuthAltParameters=jwt_key={r}/jwt.key
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort={self.dbd_port}
+SlurmUser=root
+PidFile={r}/run/slurmdbd.pid
+LogFile={r}/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=slurm_acct_db
+"""
+            )
+            dbd.chmod(0o600)
+
+    def _accounting_conf(self) -> str:
+        """slurm.conf's accounting and the priority weights that depend on it."""
+        if not self.accounting:
+            none = "AccountingStorageType=accounting_storage/none"
+            return f"PriorityWeightQOS=0\nPriorityWeightFairshare=0\n{none}"
+        # fair share and QOS weigh in; no decay, so a finished job's usage stays what it was
+        return f"""\
+PriorityWeightQOS=1000
+PriorityWeightFairshare=10000
+PriorityDecayHalfLife=0
+PriorityUsageResetPeriod=NONE
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort={self.dbd_port}
+AccountingStoragePass={self.root}/run/munge.socket
+AccountingStorageEnforce=associations,limits,qos
+AccountingStorageTRES=gres/gpu"""
 
     def _spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
         log = open(self.root / "log" / f"{Path(argv[0]).name}-{len(self.procs)}.out", "wb")  # noqa: SIM115
@@ -218,8 +296,12 @@ PartitionName=debug Nodes={NODES[0]} MaxTime=INFINITE State=UP PriorityJobFactor
             ]
         )
         self._wait(lambda: (r / "run" / "munge.socket").exists(), 5, "munged")
+        if self.accounting:
+            self._start_accounting(timeout)
         self._spawn(["/usr/sbin/slurmctld", "-D", "-i"])
         self._wait(self._ctld_up, timeout, "slurmctld")
+        for command in ACCOUNTING_LATER if self.accounting else ():
+            self._wait(lambda c=command: self._try_sacctmgr(c), timeout, f"sacctmgr {' '.join(command)}")
         for name in NODES:
             self._spawn(["/usr/sbin/slurmd", "-D", "-N", name])
         rest_env = self.env
@@ -230,7 +312,7 @@ PartitionName=debug Nodes={NODES[0]} MaxTime=INFINITE State=UP PriorityJobFactor
                 [
                     "/usr/sbin/slurmrestd",
                     "-s",
-                    "openapi/v0.0.38",
+                    "openapi/v0.0.38,openapi/dbv0.0.38" if self.accounting else "openapi/v0.0.38",
                     "-a",
                     "rest_auth/jwt",
                     "-u",
@@ -245,6 +327,82 @@ PartitionName=debug Nodes={NODES[0]} MaxTime=INFINITE State=UP PriorityJobFactor
         )
         self._wait(self._nodes_idle, timeout, "slurmd nodes idle")
         self._wait(self._rest_up, timeout, "slurmrestd")
+
+    #: MariaDB sized for a test: small files, no binary log, no flush per commit (nothing to keep)
+    _MARIADB_OPTIONS = (
+        "--innodb-log-file-size=4M",
+        "--innodb-buffer-pool-size=16M",
+        "--innodb-data-file-path=ibdata1:4M:autoextend",
+    )
+
+    def _start_accounting(self, timeout: float) -> None:
+        """MariaDB on a socket in the temporary folder, slurmdbd on it, and this cluster registered."""
+        r = self.root
+        socket_path = r / "run" / "mysql.sock"
+        install = [str(which("mariadb-install-db")), "--no-defaults", f"--datadir={r}/db", "--user=root"]
+        install += ["--skip-test-db", "--skip-name-resolve", "--auth-root-authentication-method=socket"]
+        done = subprocess.run(
+            [*install, *self._MARIADB_OPTIONS], capture_output=True, text=True, timeout=60, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed: {done.stdout[-1500:]}{done.stderr[-1500:]}")
+        self._spawn(
+            [
+                str(which("mariadbd")),
+                "--no-defaults",
+                f"--datadir={r}/db",
+                f"--socket={socket_path}",
+                "--skip-networking",
+                "--user=root",
+                f"--pid-file={r}/run/mariadb.pid",
+                f"--log-error={r}/log/mariadb.log",
+                "--skip-log-bin",
+                "--innodb-flush-log-at-trx-commit=0",
+                *self._MARIADB_OPTIONS,
+            ]
+        )
+        self._wait(socket_path.exists, timeout, "mariadbd")
+        self._spawn([str(which("slurmdbd")), "-D"])
+        self._wait(self._dbd_up, timeout, "slurmdbd")
+        self.sacctmgr("add", "cluster", "hpctop")
+        # two runs: one run keeps the QOS list it read first, so users can name only QOS made before it
+        self.sacctmgr_script([c for c in ACCOUNTING if c[:2] == ("add", "qos")])
+        self.sacctmgr_script([c for c in ACCOUNTING if c[:2] != ("add", "qos")])
+
+    def _dbd_up(self) -> bool:
+        done = self.run([str(which("sacctmgr")), "-n", "-P", "show", "cluster"], check=False)
+        return done.returncode == 0
+
+    def daemon(self, program: str) -> subprocess.Popen[bytes]:
+        """The process of one daemon this cluster started (``slurmdbd``, ``mariadbd``)."""
+        return next(
+            p for p in self.procs if isinstance(p.args, list) and Path(str(p.args[0])).name == program
+        )
+
+    def sacctmgr_script(self, commands: Sequence[tuple[str, ...]]) -> None:
+        """Several sacctmgr commands in one run (its interactive mode reads them from stdin: one
+        process and one slurmdbd connection instead of one each); any error fails the set-up."""
+        script = "".join(" ".join(command) + "\n" for command in commands)
+        done = subprocess.run(
+            [str(which("sacctmgr")), "-i"],
+            input=script,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if done.returncode != 0 or "error" in done.stderr.lower():
+            raise RuntimeError(f"sacctmgr set-up failed: {done.stdout[-800:]}{done.stderr[-800:]}")
+
+    def _try_sacctmgr(self, command: tuple[str, ...]) -> bool:
+        return self.run([str(which("sacctmgr")), "-i", *command], check=False).returncode == 0
+
+    def sacctmgr(self, *args: str) -> str:
+        """``sacctmgr -i ARGS`` (no questions asked); its output."""
+        done = self.run([str(which("sacctmgr")), "-i", *args], check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"sacctmgr {' '.join(args)}: {done.stdout[-500:]}{done.stderr[-500:]}")
+        return done.stdout
 
     def _wait(self, ready: object, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout

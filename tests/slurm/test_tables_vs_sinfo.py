@@ -5,9 +5,9 @@ mixed (a one-CPU job), one drained with a reason. The expected values are sinfo'
 output read at the same moment; nothing is hard-coded but the job shapes and the drain.
 
 ``sshare`` cannot be compared here: Debian 12's slurmrestd (v0.0.38) serves no ``/shares`` (it
-came with v0.0.40) and sshare needs slurmdbd, which this harness does not run. The shares table
-is tested on recorded v0.0.42/v0.0.44 responses in ``test_recorded_versions.py``; here only the
-plain refusal is checked.
+came with v0.0.40) and sshare needs slurmdbd, which this session-wide cluster does not run; the
+accounting cluster of ``test_accounting_real.py`` does, and compares it there. Here only the plain
+refusal of a slurmrestd without slurmdbd is checked.
 """
 
 from __future__ import annotations

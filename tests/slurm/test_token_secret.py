@@ -157,5 +157,5 @@ async def test_auto_finds_the_slurmrestd_service_slinky_made(tmp_path: Path) -> 
         assert found == ServiceRef("slurm", "slurm-restapi", "6820")
         assert found.proxy_path == "/api/v1/namespaces/slurm/services/slurm-restapi:6820/proxy"
         api.upsert(SERVICES, _service("slurm2", "slurm-restapi", SLINKY_LABELS))
-        with pytest.raises(SecretTokenError, match="found 2 Slinky slurmrestd Services"):
+        with pytest.raises(SecretTokenError, match="found 2 slurmrestd Services of Slinky or SUNK"):
             await discover_service(connection)

@@ -1,4 +1,4 @@
-"""The neutral Slurm model: jobs, nodes, partitions, shares and reservations as squeue/sinfo/sshare see them.
+"""The neutral Slurm model: jobs, nodes, partitions, shares, QOS and reservations, as Slurm shows them.
 
 Why one model for every API version: Debian's and RHEL's Slurm serve slurmrestd v0.0.38-v0.0.41,
 Slinky's v0.0.42 and newer, and the shapes differ. v0.0.38 sends plain integers (``-1`` or
@@ -22,23 +22,29 @@ from hpctop.errors import PlainMessageError
 
 __all__ = [
     "MalformedObject",
+    "SlurmAssociation",
     "SlurmJob",
     "SlurmNode",
     "SlurmPartition",
+    "SlurmQos",
     "SlurmReservation",
     "SlurmShare",
     "expand_hostlist",
     "number",
+    "parse_association",
     "parse_job",
     "parse_node",
     "parse_partition",
+    "parse_qos",
     "parse_reservation",
     "parse_share",
     "per_node_gpus",
     "real",
+    "shares_from_associations",
     "state_word",
     "text",
     "tres_gpus",
+    "tres_text",
 ]
 
 
@@ -286,19 +292,28 @@ def parse_partition(raw: Mapping[str, object]) -> SlurmPartition:
 
 @dataclass(frozen=True, slots=True)
 class SlurmShare:
-    """One association row of ``sshare`` (slurmrestd ``/shares``, v0.0.40 and newer)."""
+    """One association row of ``sshare``.
+
+    From slurmrestd ``/shares`` (v0.0.40 and newer) every figure is slurmctld's own. From
+    ``/slurmdb/<v>/associations`` (what a v0.0.38/v0.0.39 slurmrestd with slurmdbd serves instead,
+    ``source == "associations"``) only the tree and the raw shares are Slurm's: slurmdbd keeps no
+    usage (slurmctld does, in memory), so usage and fair share are None, and ``norm_shares`` is
+    computed from the siblings' raw shares as Fair Tree (Slurm's default) does (see
+    :func:`shares_from_associations`).
+    """
 
     account: str  # the account; for a user row, the account the user belongs to
     user: str  # "" for an account row
     parent: str
     partition: str
-    raw_shares: int | None  # None: ``parent`` (the association shares its parent's)
+    raw_shares: int | None  # None: ``parent`` (the association shares its parent's), or the root
     norm_shares: float | None
-    raw_usage: int
+    raw_usage: int | None  # None: not served (associations carry no usage)
     norm_usage: float | None
     effective_usage: float | None
     fairshare: float | None  # the fair-share factor (sshare's FairShare)
     level_fs: float | None
+    source: str = "shares"  # "shares" (slurmctld's /shares) or "associations" (slurmdbd's)
 
 
 def parse_share(raw: Mapping[str, object]) -> SlurmShare:
@@ -318,6 +333,183 @@ def parse_share(raw: Mapping[str, object]) -> SlurmShare:
         effective_usage=real(raw.get("effective_usage")),
         fairshare=real(_dig(raw, "fairshare", "factor")),
         level_fs=real(_dig(raw, "fairshare", "level")),
+    )
+
+
+#: v0.0.38's ``shares_raw`` for ``fairshare=parent`` (slurmdb.h ``SLURMDB_FS_USE_PARENT``)
+_FS_USE_PARENT = 0x7FFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmAssociation:
+    """One association as slurmdbd keeps it (``sacctmgr show assoc``): the tree and its shares."""
+
+    account: str
+    user: str  # "" for an account's own association
+    parent: str  # the parent account ("" for root; for a user's association, its account)
+    partition: str
+    raw_shares: int | None  # None: ``parent``
+    qos: tuple[str, ...]
+    default_qos: str
+
+
+def parse_association(raw: Mapping[str, object]) -> SlurmAssociation:
+    account = text(raw.get("account"))
+    if not account:
+        raise MalformedObject("a Slurm association without an account")
+    user = text(raw.get("user"))
+    parent = account if user else text(raw.get("parent_account"))
+    shares = raw.get("shares_raw")
+    found = number(shares)
+    default = raw.get("default")
+    return SlurmAssociation(
+        account=account,
+        user=user,
+        parent=parent,
+        partition=text(raw.get("partition")),
+        raw_shares=None if found is None or found == _FS_USE_PARENT else found,
+        qos=words(raw.get("qos")),
+        default_qos=text(_dig(default, "qos")) if isinstance(default, Mapping) else "",
+    )
+
+
+def shares_from_associations(associations: Sequence[SlurmAssociation]) -> list[SlurmShare]:
+    """sshare's rows from slurmdbd's associations: what can be had without slurmctld's usage.
+
+    NormShares as Fair Tree computes it (``assoc_mgr``'s ``shares_norm = shares_raw /
+    level_shares``, the sum of the raw shares of the association and its siblings): Slurm's
+    default since 19.05; a cluster with ``PriorityFlags=NO_FAIR_TREE`` multiplies down the tree
+    instead, which slurmrestd cannot tell. An account whose shares are ``parent`` is transparent
+    (seen on 22.05): its children count among its parent's, and it shows its parent's NormShares.
+    The root association shows as sshare shows it (no shares, 0). Usage, effective usage and fair
+    share are None: slurmdbd has no usage.
+    """
+    accounts = {a.account: a for a in associations if not a.user}
+
+    def level_of(assoc: SlurmAssociation) -> str:
+        parent, seen = assoc.parent, set()
+        while parent in accounts and accounts[parent].raw_shares is None and parent not in seen:
+            seen.add(parent)
+            if not accounts[parent].parent:
+                break
+            parent = accounts[parent].parent
+        return parent
+
+    level: dict[tuple[str, str], int] = {}
+    for assoc in associations:
+        if assoc.parent and assoc.raw_shares is not None:
+            key = (level_of(assoc), assoc.partition)
+            level[key] = level.get(key, 0) + assoc.raw_shares
+
+    def norm(assoc: SlurmAssociation, depth: int = 0) -> float | None:
+        if not assoc.parent and not assoc.user:
+            return 0.0  # the root, as sshare prints it
+        if assoc.raw_shares is None:  # ``parent``: its parent's
+            above = accounts.get(level_of(assoc))
+            return norm(above, depth + 1) if above is not None and depth < len(accounts) else None
+        total = level.get((level_of(assoc), assoc.partition), 0)
+        return assoc.raw_shares / total if total > 0 else None
+
+    return [
+        SlurmShare(
+            account=assoc.account,
+            user=assoc.user,
+            parent=assoc.parent,
+            partition=assoc.partition,
+            raw_shares=assoc.raw_shares if assoc.parent or assoc.user else None,  # the root: none
+            norm_shares=norm(assoc),
+            raw_usage=None,
+            norm_usage=None,
+            effective_usage=None,
+            fairshare=None,
+            level_fs=None,
+            source="associations",
+        )
+        for assoc in associations
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmQos:
+    """One QOS (``sacctmgr show qos``): its priority, preemption and limits.
+
+    A limit is None when Slurm sets none; a TRES limit is ``"cpu=8,gres/gpu=4"`` ("" for none),
+    as sacctmgr prints it. Times are minutes, as Slurm keeps them (GraceTime is seconds).
+    """
+
+    name: str
+    description: str
+    priority: int
+    flags: tuple[str, ...]
+    preempt: tuple[str, ...]
+    preempt_mode: tuple[str, ...]
+    grace_time_s: int | None
+    usage_factor: float | None
+    usage_threshold: float | None
+    grp_tres: str
+    grp_jobs: int | None
+    grp_submit: int | None
+    grp_wall_min: int | None
+    max_tres_per_job: str
+    max_tres_per_node: str
+    max_tres_per_user: str
+    max_tres_per_account: str
+    max_jobs_per_user: int | None
+    max_submit_per_user: int | None
+    max_jobs_per_account: int | None
+    max_submit_per_account: int | None
+    max_wall_min: int | None
+    min_tres_per_job: str
+
+
+def tres_text(value: object) -> str:
+    """A TRES list (``[{"type": "gres", "name": "gpu", "count": 4}]``) as ``gres/gpu=4``."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, Sequence):
+        return ""
+    parts = []
+    for item in value:
+        if not isinstance(item, Mapping):
+            continue
+        kind, name, count = text(item.get("type")), text(item.get("name")), number(item.get("count"))
+        if kind and count is not None:
+            parts.append(f"{kind}/{name}={count}" if name else f"{kind}={count}")
+    return ",".join(parts)
+
+
+def parse_qos(raw: Mapping[str, object]) -> SlurmQos:
+    """A QOS as v0.0.38 (plain numbers, ``null`` for unset) or v0.0.40+ (wrapped) sends it."""
+    name = _name(raw, "QOS")
+    mx = _dig(raw, "limits", "max")
+    mx = mx if isinstance(mx, Mapping) else {}
+    preempt = raw.get("preempt")
+    preempt = preempt if isinstance(preempt, Mapping) else {}
+    priority = number(raw.get("priority"))
+    return SlurmQos(
+        name=name,
+        description=text(raw.get("description")),
+        priority=priority if priority is not None and priority >= 0 else 0,
+        flags=tuple(f.upper() for f in words(raw.get("flags"))),
+        preempt=words(preempt.get("list")),
+        preempt_mode=tuple(m.upper() for m in words(preempt.get("mode"))),
+        grace_time_s=limit(_dig(raw, "limits", "grace_time")),
+        usage_factor=real(raw.get("usage_factor")),
+        usage_threshold=real(raw.get("usage_threshold")),
+        grp_tres=tres_text(_dig(mx, "tres", "total")),
+        grp_jobs=limit(_dig(mx, "active_jobs", "count")),
+        grp_submit=limit(_dig(mx, "jobs", "count")),
+        grp_wall_min=limit(_dig(mx, "wall_clock", "per", "qos")),
+        max_tres_per_job=tres_text(_dig(mx, "tres", "per", "job")),
+        max_tres_per_node=tres_text(_dig(mx, "tres", "per", "node")),
+        max_tres_per_user=tres_text(_dig(mx, "tres", "per", "user")),
+        max_tres_per_account=tres_text(_dig(mx, "tres", "per", "account")),
+        max_jobs_per_user=limit(_dig(mx, "jobs", "active_jobs", "per", "user")),
+        max_submit_per_user=limit(_dig(mx, "jobs", "per", "user")),
+        max_jobs_per_account=limit(_dig(mx, "jobs", "active_jobs", "per", "account")),
+        max_submit_per_account=limit(_dig(mx, "jobs", "per", "account")),
+        max_wall_min=limit(_dig(mx, "wall_clock", "per", "job")),
+        min_tres_per_job=tres_text(_dig(raw, "limits", "min", "tres", "per", "job")),
     )
 
 

@@ -8,9 +8,12 @@ partitions in one round.
 Why backoff and a note: a slurmrestd that is down, or refuses the token, must cost neither
 slurmctld nor the console. A failed round waits as the Kubernetes reflector does
 (:class:`~hpctop.sources.kube.backoff.Backoff`: 0.8 s doubling to 30 s, jittered), a refused
-token (401/403: it will not fix itself in a second) waits the cap at once. The last good rows are
-kept and marked stale, and :attr:`SlurmView.note` says in one sanitised line what is wrong and
-since when; only the Slurm side degrades, whatever else the console shows keeps going.
+token (401/403, Slurm's own authentication errors, or a token that has expired or names another
+user: it will not fix itself in a second) waits the cap at once. Slurm 22.05's slurmrestd answers
+a token slurmctld refuses with a bare 500 "Unspecified error", as it does when slurmctld is
+down; the note says it is one or the other (:func:`~hpctop.sources.slurm.rest.token_verdict`).
+The last good rows are kept and marked stale, and :attr:`SlurmView.note` says in one sanitised
+line what is wrong and since when; only the Slurm side degrades, whatever else the console shows keeps going.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ class SlurmPoller:
 
     def _failed(self, exc: SlurmError) -> SlurmView:
         self.failures += 1
-        refused = exc.status in (401, 403)
+        refused = exc.status in (401, 403) or exc.token == "refused"
         wait = self._backoff.cap if refused else self._backoff.next()
         self.next_at = self.clock() + wait
         since = (
@@ -92,7 +95,13 @@ class SlurmPoller:
             if self.view.read_at is not None
             else "never read"
         )
-        what = "refuses the token" if refused else "failed"
+        what = (
+            "refuses the token"
+            if refused
+            else "refused the token or cannot reach slurmctld"
+            if exc.token == "maybe"
+            else "failed"
+        )
         note = sanitize_line(
             f"Slurm rows stale ({since}): slurmrestd {what} ({exc}); retrying in {wait:.0f} s"
         )

@@ -13,9 +13,12 @@ reads both shapes. A malformed entry is skipped and counted in ``SlurmRest.skipp
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -24,16 +27,21 @@ from typing import Any, TypeVar
 
 from hpctop.backends.slurm.wire import (
     MalformedObject,
+    SlurmAssociation,
     SlurmJob,
     SlurmNode,
     SlurmPartition,
+    SlurmQos,
     SlurmReservation,
     SlurmShare,
+    parse_association,
     parse_job,
     parse_node,
     parse_partition,
+    parse_qos,
     parse_reservation,
     parse_share,
+    shares_from_associations,
     text,
 )
 from hpctop.errors import PlainMessageError
@@ -64,10 +72,15 @@ class SlurmError(PlainMessageError):
     own (its ``errors`` list: ``Access/permission denied``, ``Invalid job id specified``).
     """
 
-    def __init__(self, message: str, *, status: int | None = None, slurm: bool = False) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, slurm: bool = False, token: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.slurm = slurm
+        #: what the answer says of the token: "refused" (401/403, Slurm's auth errors, or a token
+        #: that has expired or names another user), "maybe" (22.05's bare "Unspecified error"), ""
+        self.token = token
 
 
 def token_from(*, token_file: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
@@ -145,7 +158,7 @@ class SlurmRest:
             with self._open(request, timeout=self.timeout) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as err:
-            raise _http_error(err, method, path) from err
+            raise _http_error(err, method, path, token=self.token, user=self.user) from err
         except OSError as err:
             raise SlurmError(f"slurmrestd unreachable at {self.url}: {err}") from err
         try:
@@ -188,9 +201,32 @@ class SlurmRest:
         bare = self.path(name).rstrip("/")
         return bare in self.served or f"{bare}/" in self.served
 
-    def _list(self, name: str, key: str, parse: Callable[[Mapping[str, object]], T]) -> list[T]:
-        data = self._get(self.path(name))
+    def db_path(self, name: str) -> str | None:
+        """``/slurmdb/<version>/<name>`` as the server spells it, at the highest version it serves for
+        ``name`` up to the negotiated one; None when it serves none (slurmrestd runs without the
+        ``openapi/dbv0.0.x`` plugin, which it loads only beside slurmdbd)."""
+        version = self.version or self.negotiate()
+        for known in reversed(KNOWN_VERSIONS[: KNOWN_VERSIONS.index(version) + 1]):
+            bare = f"/slurmdb/{known}/{name}"
+            if bare in self.served:
+                return bare
+            if f"{bare}/" in self.served:
+                return f"{bare}/"
+        return None
+
+    def _list(
+        self,
+        name: str,
+        key: str,
+        parse: Callable[[Mapping[str, object]], T],
+        *,
+        path: str | None = None,
+        keys: tuple[str, ...] = (),
+    ) -> list[T]:
+        data = self._get(path or self.path(name))
         raw = data.get(key)
+        for other in keys:  # the same list under another spelling (v0.0.38's "QOS", v0.0.40+'s "qos")
+            raw = data.get(other) if raw is None else raw
         if isinstance(raw, Mapping) and key == "shares":  # v0.0.40+: {"shares": {"shares": [...]}}
             raw = raw.get("shares")
         items: list[T] = []
@@ -231,14 +267,36 @@ class SlurmRest:
         return sorted(self._list("reservations", "reservations", parse_reservation), key=lambda r: r.name)
 
     def shares(self) -> list[SlurmShare]:
-        """sshare's data; slurmrestd serves it from v0.0.40 (Slurm 23.11) on, through slurmdbd."""
-        self.version or self.negotiate()
-        if not self.serves("shares"):
+        """sshare's data: ``/shares`` from v0.0.40 (Slurm 23.11) on; before it, what slurmdbd's
+        associations hold (the tree and raw shares, no usage: see
+        :func:`~hpctop.backends.slurm.wire.shares_from_associations`)."""
+        version = self.version or self.negotiate()
+        if self.serves("shares"):
+            return self._list("shares", "shares", parse_share)
+        if version < "v0.0.40" and self.db_path("associations") is not None:
+            return shares_from_associations(self.associations())
+        raise SlurmError(
+            f"slurmrestd {version} serves no shares (sshare's data): /shares came with v0.0.40 "
+            "(Slurm 23.11), and it serves no /slurmdb associations either (slurmrestd without "
+            "slurmdbd and its openapi/dbv0.0.x plugin)"
+        )
+
+    def associations(self) -> list[SlurmAssociation]:
+        """slurmdbd's associations (``sacctmgr show assoc``); needs slurmdbd."""
+        return self._list("associations", "associations", parse_association, path=self._db("associations"))
+
+    def qos(self) -> list[SlurmQos]:
+        """slurmdbd's QOS (``sacctmgr show qos``), in id order as sacctmgr lists them; needs slurmdbd."""
+        return self._list("qos", "qos", parse_qos, path=self._db("qos"), keys=("QOS",))
+
+    def _db(self, name: str) -> str:
+        path = self.db_path(name)
+        if path is None:
             raise SlurmError(
-                f"slurmrestd {self.version} serves no shares (sshare's data): /shares came with "
-                "v0.0.40 (Slurm 23.11)"
+                f"slurmrestd {self.version} serves no /slurmdb/.../{name}: it runs without slurmdbd "
+                "(its openapi/dbv0.0.x plugin is not loaded)"
             )
-        return self._list("shares", "shares", parse_share)
+        return path
 
     # -- job changes (never sent by a read-only client) ------------------------------------------
 
@@ -313,18 +371,87 @@ def slurm_errors(answer: Mapping[str, object]) -> str:
     return "; ".join(t for t in texts if t)
 
 
-def _http_error(err: urllib.error.HTTPError, method: str, path: str) -> SlurmError:
-    """An HTTP error with Slurm's own words when the body carries them (a 500 with ``errors``)."""
+def _http_error(
+    err: urllib.error.HTTPError, method: str, path: str, *, token: str | None = None, user: str = ""
+) -> SlurmError:
+    """An HTTP error with Slurm's own words when the body carries them (a 500 with ``errors``),
+    and what it says of the token (:func:`token_verdict`)."""
     body = err.read()[:4000]
     detail = body[:500].decode(errors="replace")
     try:
         answer = json.loads(body)
     except ValueError:
         answer = None
-    if isinstance(answer, dict) and (said := slurm_errors(answer)):
+    said = slurm_errors(answer) if isinstance(answer, dict) else ""
+    if said:
         detail = said
+    verdict, why = token_verdict(err.code, answer, token=token, user=user)
     return SlurmError(
-        f"slurmrestd {err.code} on {method} {path}: {detail}",
+        f"slurmrestd {err.code} on {method} {path}: {detail}" + (f"; {why}" if why else ""),
         status=err.code,
-        slurm=bool(isinstance(answer, dict) and slurm_errors(answer)),
+        slurm=bool(said),
+        token=verdict,
     )
+
+
+#: Slurm's words for a credential it will not take (slurm_errno.c: SLURM_PROTOCOL_AUTHENTICATION_ERROR,
+#: ESLURM_AUTH_CRED_INVALID, ESLURM_AUTH_EXPIRED, ESLURM_AUTH_NOBODY, ESLURM_REST_AUTH_FAIL)
+_AUTH_TEXTS = (
+    "Protocol authentication error",
+    "Invalid authentication credential",
+    "Authentication credential expired",
+    "Rejecting authentication of user nobody",
+    "Authentication failure",
+)
+
+
+def token_verdict(
+    status: int, answer: object, *, token: str | None, user: str, now: float | None = None
+) -> tuple[str, str]:
+    """("refused" | "maybe" | "", why) for an error answer, checked on the real Slurm 22.05.
+
+    Slurm 22.05's slurmrestd (``rest_auth/jwt``) passes the token on to slurmctld, which refuses
+    a bad one ("auth_g_verify: ... has authentication error" in its log); slurmrestd then answers
+    HTTP 500 with nothing but ``"Unspecified error"`` (error number -1), the very answer it gives
+    when slurmctld cannot be reached at all. So such an answer is "maybe", and the token's own
+    claims, read here without its key, say what they can: one that has expired, or that names
+    another user than ``X-SLURM-USER-NAME``, is "refused".
+    """
+    errors = answer.get("errors") if isinstance(answer, Mapping) else None
+    texts = [
+        text(e.get("error")) + " " + text(e.get("description"))
+        for e in errors or ()
+        if isinstance(e, Mapping)
+    ]
+    if status in (401, 403) or any(t in line for line in texts for t in _AUTH_TEXTS):
+        return "refused", ""
+    numbers = [e.get("error_number", e.get("errno")) for e in errors or () if isinstance(e, Mapping)]
+    bare = status == 500 and bool(texts) and all(n == -1 for n in numbers)
+    bare = bare and all(line.startswith("Unspecified error") for line in texts)
+    if not bare:
+        return "", ""
+    claims = _claims(token or "")
+    moment = time.time() if now is None else now
+    expiry = claims.get("exp")
+    if isinstance(expiry, int | float) and expiry <= moment:
+        when = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(expiry))
+        return "refused", f"the token expired at {when}"
+    named = claims.get("sun")
+    if isinstance(named, str) and user and named != user:
+        return "refused", f"the token is for user {named!r}, not {user!r}"
+    return "maybe", (
+        "Slurm 22.05's slurmrestd answers so when slurmctld refuses the token (another key, "
+        "expired, another user's) or cannot be reached"
+    )
+
+
+def _claims(token: str) -> dict[str, object]:
+    """A JWT's claims, unverified (only to explain a refusal; the key is slurmctld's)."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return {}
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, binascii.Error):
+        return {}
+    return claims if isinstance(claims, dict) else {}

@@ -18,7 +18,15 @@ headers, which the proxy passes through. The user's RBAC must allow ``services/p
 ``--slurm-service auto`` finds the Service Slinky's operator makes for slurmrestd by its labels
 (``app.kubernetes.io/name: slurmrestd``, ``app.kubernetes.io/component: restapi``, port
 ``slurmrestd``; slurm-operator internal/builder/labels/labels.go and restapi_service.go at
-f2ed3fc5). SUNK's slurmrestd Service is not discovered (its labels are not public here): name it.
+f2ed3fc5), and the one CoreWeave SUNK's ``slurm`` Helm chart makes when ``rest.enabled`` is set
+(CoreWeave docs, "Can I submit Slurm jobs from Kubernetes pods using slurmrestd"). SUNK's chart
+is licensed, not public; the shape used is that of a published copy of it
+(github.com/agatakrajewska/iac-testing-github ``slurm/templates/rest/rest-service.yaml`` and
+``_helpers.tpl`` at 5d2fce6e): a Service ``<release>-rest`` labelled only with the chart's common
+labels (``helm.sh/chart: slurm``, ``app.kubernetes.io/part-of``, ``app.kubernetes.io/managed-by``),
+whose *selector* names the slurmrestd pods (``app.kubernetes.io/name: slurmrestd``,
+``app.kubernetes.io/component: rest``), port ``slurmrestd`` on 6819. So SUNK's is found by its
+chart label and its selector, Slinky's by its own labels; exactly one in all must be found.
 """
 
 from __future__ import annotations
@@ -143,33 +151,55 @@ class ServiceRef:
 
 #: the labels slurm-operator puts on slurmrestd's Service (internal/builder/labels/labels.go)
 SLINKY_RESTAPI_SELECTOR = "app.kubernetes.io/name=slurmrestd,app.kubernetes.io/component=restapi"
+#: SUNK's slurm chart labels its Services with the chart's name (``slurm.labels`` in _helpers.tpl)
+SUNK_CHART_SELECTOR = "helm.sh/chart=slurm"
+#: ... and selects its slurmrestd pods with these (templates/rest/rest-service.yaml)
+SUNK_REST_PODS = {"app.kubernetes.io/name": "slurmrestd", "app.kubernetes.io/component": "rest"}
 
 
 async def discover_service(connection: Connection, *, timeout: float = 10.0) -> ServiceRef:
-    """The one slurmrestd Service a Slinky operator made, cluster-wide (a list of Services)."""
+    """The one slurmrestd Service a Slinky operator or SUNK's chart made, cluster-wide."""
     try:
         async with KubeClient(connection, read_timeout=timeout) as kube:
-            body = await kube.get("/api/v1/services", {"labelSelector": SLINKY_RESTAPI_SELECTOR})
+            slinky = await kube.get("/api/v1/services", {"labelSelector": SLINKY_RESTAPI_SELECTOR})
+            sunk = await kube.get("/api/v1/services", {"labelSelector": SUNK_CHART_SELECTOR})
     except KubeError as exc:
         raise SecretTokenError(f"cannot list Services to find slurmrestd: {exc}") from None
+    found = [(ref, "Slinky") for ref in _services(slinky, lambda spec: True)]
+    found += [
+        (ref, "SUNK") for ref in _services(sunk, _selects_sunk_rest) if ref not in {r for r, _ in found}
+    ]
+    if len(found) != 1:
+        listed = ", ".join(f"{r.namespace}/{r.name} ({maker})" for r, maker in found) or "none"
+        raise SecretTokenError(
+            f"--slurm-service auto found {len(found)} slurmrestd Services of Slinky or SUNK ({listed}): "
+            "name one as NS/NAME"
+        )
+    return found[0][0]
+
+
+def _selects_sunk_rest(spec: dict[str, Any]) -> bool:
+    selector = spec.get("selector")
+    return isinstance(selector, dict) and all(selector.get(k) == v for k, v in SUNK_REST_PODS.items())
+
+
+def _services(body: bytes, keep: Callable[[dict[str, Any]], bool]) -> list[ServiceRef]:
+    """The Services of a list answer whose spec ``keep`` accepts, each at its slurmrestd port."""
     items = json.loads(body).get("items") or []
     found: list[ServiceRef] = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
         meta = item.get("metadata") or {}
-        ports = (item.get("spec") or {}).get("ports") or []
+        spec = item.get("spec") or {}
+        if not isinstance(spec, dict) or not keep(spec):
+            continue
+        ports = spec.get("ports") or []
         named = [p for p in ports if isinstance(p, dict) and p.get("name") == "slurmrestd"] or ports[:1]
         port = named[0].get("port") if named and isinstance(named[0], dict) else None
         if meta.get("namespace") and meta.get("name") and isinstance(port, int):
             found.append(ServiceRef(str(meta["namespace"]), str(meta["name"]), str(port)))
-    if len(found) != 1:
-        listed = ", ".join(f"{r.namespace}/{r.name}" for r in found) or "none"
-        raise SecretTokenError(
-            f"--slurm-service auto found {len(found)} Slinky slurmrestd Services ({listed}): "
-            "name one as NS/NAME"
-        )
-    return found[0]
+    return found
 
 
 def _opener(connection: Connection, authorization: str | None) -> Callable[..., Any]:
