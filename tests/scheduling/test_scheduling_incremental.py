@@ -2,21 +2,21 @@
 
 Why these tests: between two cycles the memo now keeps, per pending job, its ``Request`` and its
 priority breakdown (``memo.PendingDerivations``), and reuses them when the job object, its
-eligibility, its queue's fair-share factor and the cycle's ``now`` and normalisers are the
-same. A key that missed one of those inputs would leave a stale priority, and so a wrong order,
-on screen. So over random event sequences (pods finished, moved, resized, restarted; jobs
-re-queued, aged, deleted, new pending jobs submitted; nodes cordoned; the clock moved or not)
-one memo is carried through the whole sequence and every cycle is compared with a cycle from
-scratch (``Memo()``): every plan (priority breakdown, order, reason, ETA, placement, reserved
-nodes), the placements, the pending order, queues, partitions and the counted stats. Two
-targeted tests show the property is not vacuous: a finished pod of one queue recomputes
+eligibility, its queue's fair-share factor and the cycle's ``now`` and normalisers are the same.
+A key that missed one of those inputs would leave a stale priority, and so a wrong order, on
+screen. So over random event sequences (pods finished, moved, resized, restarted; jobs
+re-queued, aged, deleted, held and released, new pending jobs submitted; nodes cordoned; the clock
+moved or not) one memo is carried through the whole sequence and every cycle is compared with a
+cycle from scratch (``Memo()``): every plan (priority breakdown, order, reason, ETA, placement,
+reserved nodes), the placements, the pending order, queues, partitions and the counted stats.
+Two targeted tests show the property is not vacuous: a finished pod of one queue recomputes
 exactly that queue's breakdowns, and a moved clock recomputes all of them.
 
 The decision pass is replayed too (``core.PassRecord``): while a cycle pops the very job the
 previous one popped at the same place, from the same state, it applies the recorded effects
-instead of deciding again. The same property covers it (submitted, re-queued and deleted
-pending jobs at an unmoved clock replay a prefix); the targeted tests show that a submitted job
-replays the jobs ahead of it and that a finished pod replays nothing.
+instead of deciding again. The same property covers it (submitted, re-queued and deleted pending
+jobs at an unmoved clock replay a prefix); the targeted tests show that a submitted job replays
+the jobs ahead of it and that a finished pod replays nothing.
 """
 
 from __future__ import annotations
@@ -69,7 +69,16 @@ def _submit(snap: Snapshot, pick: int) -> Snapshot:
     )
 
 
-EVENTS = (*KINDS, "submit")
+def _hold(snap: Snapshot, pick: int) -> Snapshot:
+    """A pending job held, or a held one released (held jobs take a turn in the pass, no order)."""
+    waiting = sorted(k for k, j in snap.jobs.items() if j.state in (JobState.PENDING, JobState.HELD))
+    job = snap.jobs[waiting[pick % len(waiting)]]
+    state = JobState.PENDING if job.state == JobState.HELD else JobState.HELD
+    jobs = {**snap.jobs, job.key: dataclasses.replace(job, state=state)}
+    return dataclasses.replace(snap, version=snap.version + 1, jobs=MappingProxyType(jobs))
+
+
+EVENTS = (*KINDS, "submit", "hold", "hold")
 
 
 @settings(max_examples=30, deadline=None)
@@ -89,7 +98,12 @@ def test_a_warm_memo_through_random_events_gives_the_full_recompute(
         schedule(snap, POLICY, now, memo=Memo())
     )
     for kind, pick, dt in events:
-        snap = _submit(snap, pick) if kind == "submit" else _event(snap, kind, pick)
+        if kind == "submit":
+            snap = _submit(snap, pick)
+        elif kind == "hold":
+            snap = _hold(snap, pick)
+        else:
+            snap = _event(snap, kind, pick)
         now += dt
         warm = schedule(snap, POLICY, now, memo=memo)
         cold = schedule(snap, POLICY, now, memo=Memo())
