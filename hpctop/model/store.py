@@ -630,11 +630,7 @@ class Store:
     def replace(self, kind: str, objects: Iterable[object], resource_version: str = "") -> None:
         """A relist: the given objects are now the whole set of ``kind``; the others vanished."""
         fresh = list(objects)
-        if kind == "Pod":
-            keep = {o.key for o in fresh if isinstance(o, Pod)}
-            for pod_key in [k for k in self.pods if k not in keep]:
-                self._apply_pod(self.pods[pod_key], deleted=True)
-        elif kind == "Node":
+        if kind == "Node":
             self.nodes = {}
             self._stale.add("nodes")
             if self.dra is not None:
@@ -642,6 +638,56 @@ class Store:
         elif kind == "PriorityClass":
             self.priority_classes = {}
             self._stale.add("priority_classes")
+        else:
+            self._drop_unlisted(kind, fresh)
+        self.add_listed(kind, fresh)
+        if resource_version:
+            self.resource_versions[kind] = resource_version
+        self.version += 1
+
+    def add_listed(self, kind: str, objects: Iterable[object]) -> None:
+        """Objects of one list page, added or updated; nothing else of ``kind`` is dropped.
+
+        A first list's pages go in as they arrive (the console shows rows while a big list
+        streams, issue 16), and :meth:`end_listed` then drops what the whole list did not name.
+        """
+        apply_pod = self._apply_pod
+        for obj in objects:
+            if type(obj) is Pod:
+                # what apply() does for an ADDED pod without a resourceVersion, minus the event
+                # object and the dispatch: a relist applies 100k+ of them (P4)
+                apply_pod(obj if obj.claims is None else self._dra_index().pod(obj), False)
+                self.version += 1
+                self.events_applied += 1
+            else:
+                self.apply(WatchEvent(EventType.ADDED, kind, obj))
+
+    def end_listed(self, kind: str, objects: Iterable[object], resource_version: str = "") -> None:
+        """The end of a list whose pages went in through :meth:`add_listed`: ``objects`` (the
+        whole list) are now the set of ``kind``, the others vanished; as :meth:`replace` leaves it."""
+        self._drop_unlisted(kind, list(objects))
+        if resource_version:
+            self.resource_versions[kind] = resource_version
+        self.version += 1
+
+    def _drop_unlisted(self, kind: str, fresh: list[object]) -> None:
+        """Delete every object of ``kind`` that ``fresh`` (a whole list) does not hold."""
+        if kind == "Pod":
+            keep = {o.key for o in fresh if isinstance(o, Pod)}
+            for pod_key in [k for k in self.pods if k not in keep]:
+                self._apply_pod(self.pods[pod_key], deleted=True)
+        elif kind == "Node":
+            keep_n = {o.name for o in fresh if isinstance(o, Node)}
+            for name in [n for n in self.nodes if n not in keep_n]:
+                del self.nodes[name]
+                if self.dra is not None:
+                    self.dra.forget_node(name)
+                self._stale.add("nodes")
+        elif kind == "PriorityClass":
+            keep_p = {o.name for o in fresh if isinstance(o, PriorityClass)}
+            for name in [n for n in self.priority_classes if n not in keep_p]:
+                del self.priority_classes[name]
+                self._stale.add("priority_classes")
         elif kind in DRA_KINDS:
             keep_d = {o.key for o in fresh if isinstance(o, DRA_TYPES)}
             for gone in [o for o in self._dra_index().objects_of(DRA_KINDS[kind]) if o.key not in keep_d]:
@@ -655,19 +701,6 @@ class Store:
             keep_w = {o.key for o in fresh if isinstance(o, Workload)}
             for job_key in [k for k, w in self.workloads.items() if w.kind == kind and k not in keep_w]:
                 self._apply_workload(self.workloads[job_key], deleted=True)
-        apply_pod = self._apply_pod
-        for obj in fresh:
-            if type(obj) is Pod:
-                # what apply() does for an ADDED pod without a resourceVersion, minus the event
-                # object and the dispatch: a relist applies 100k+ of them (P4)
-                apply_pod(obj if obj.claims is None else self._dra_index().pod(obj), False)
-                self.version += 1
-                self.events_applied += 1
-            else:
-                self.apply(WatchEvent(EventType.ADDED, kind, obj))
-        if resource_version:
-            self.resource_versions[kind] = resource_version
-        self.version += 1
 
     # -- reading --------------------------------------------------------------------------------
 

@@ -167,6 +167,14 @@ class LockedStore(Store):
         with self.lock:
             super().replace(kind, objects, resource_version)
 
+    def add_listed(self, kind: str, objects: Iterable[object]) -> None:
+        with self.lock:
+            super().add_listed(kind, objects)
+
+    def end_listed(self, kind: str, objects: Iterable[object], resource_version: str = "") -> None:
+        with self.lock:
+            super().end_listed(kind, objects, resource_version)
+
     def snapshot(self) -> Snapshot:
         with self.lock:
             return super().snapshot()
@@ -203,11 +211,16 @@ class _PodNodes(Mapping[str, str]):
         return len(self._get())
 
 
+#: how the status bar names the objects of a list under way ("listing… 12,345 pods")
+_LISTED_NAMES = {"Pod": "pods", "Node": "nodes"}
+
+
 def connection_text(statuses: Mapping[str, ReflectorStatus], now: float) -> str:
     """One short phrase for the status bar, worst news first.
 
     ``stale 42s (Pod)``: a watch failed 42 s ago and is being retried, so those rows may be out of
-    date; ``syncing Pod``: the first list has not finished; ``synced``: every resource listed and
+    date; ``listing… 12,345 pods``: the first list has not finished and the rows shown are the
+    part read so far (``syncing Pod`` before its first page); ``synced``: every resource listed and
     watching. A resource that is forbidden or not served is named after that (``Job: forbidden``),
     because the rest of the console is still live and correct without it.
     """
@@ -221,8 +234,12 @@ def connection_text(statuses: Mapping[str, ReflectorStatus], now: float) -> str:
         since = min(s.since for s in retrying)
         kinds = ", ".join(s.kind for s in retrying)
         parts.append(f"stale {max(now - since, 0.0):.0f}s ({kinds})")
-    if syncing:
-        parts.append("syncing " + ", ".join(s.kind for s in syncing))
+    waiting = [s.kind for s in syncing if not s.listed]
+    if waiting:
+        parts.append("syncing " + ", ".join(waiting))
+    for s in syncing:
+        if s.listed:
+            parts.append(f"listing… {s.listed:,} {_LISTED_NAMES.get(s.kind, s.kind)}")
     if stopped:
         parts.append("stopped " + ", ".join(s.kind for s in stopped))
     if not parts:

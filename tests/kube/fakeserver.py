@@ -459,6 +459,9 @@ class FakeApiServer(kmock.KubernetesEmulator):
     list_stalls: dict[Res, int] = attrs.field(factory=dict, init=False)
     #: list requests that arrived and were left unanswered by :attr:`list_stalls`
     stalled_lists: int = attrs.field(default=0, init=False)
+    #: a ``continue`` page of this resource is answered only once its event is set (a big list
+    #: caught between two pages: what the store and the console show meanwhile)
+    continue_gates: dict[Res, asyncio.Event] = attrs.field(factory=dict, init=False)
 
     # -- writes (programmatic; HTTP writes come here too) ---------------------------------------
 
@@ -1539,6 +1542,8 @@ class FakeApiServer(kmock.KubernetesEmulator):
             await asyncio.Event().wait()  # never answered; the client's read timeout must end it
         limit = int(request.params.get("limit") or 0)
         token = request.params.get("continue")
+        if token and res in self.continue_gates:
+            await self.continue_gates[res].wait()
         if token:
             snap = self._snapshots.get(token)
             if snap is None or snap[0] < self.compacted:

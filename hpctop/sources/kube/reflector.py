@@ -88,10 +88,14 @@ from hpctop.sources.kube.transport import OVERSIZED, KubeClient
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while a page is decoded.
+    """Pause the cyclic GC while a list is read, decoded and swapped into the store.
 
-    Decoding builds many small acyclic objects; on a large heap the cyclic collector more than
-    doubles that cost (bench/README.md, P1), and reference counting frees everything anyway.
+    Decoding builds many small acyclic objects, and ``Store.replace`` indexes them (sets, dicts);
+    on a large heap each full collection they trigger re-traverses everything listed so far, so
+    the cyclic collector more than doubles that cost (bench/README.md, P1, P4), and reference
+    counting frees everything anyway. The pause spans the whole list, pages and swap (issue 16:
+    it used to cover each page's decode only, and the swap of 200k pods ran with the GC on).
+    Cyclic garbage made meanwhile elsewhere in the process waits for the next collection.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -136,6 +140,8 @@ class ReflectorStatus:
     last_event_at: float | None = None
     retry_at: float | None = None
     lists: int = 0
+    #: objects read so far by the first list under way (shown as "listing… N pods"; see relist)
+    listed: int = 0
     watches: int = 0
     events: int = 0
     bad_lines: int = 0
@@ -411,34 +417,50 @@ class Reflector:
             await asyncio.sleep(delay)
 
     async def relist(self) -> str:
-        """Read every page, then replace the resource in the store in one step; return the RV."""
-        self._update(lists=self.status.lists + 1)
+        """Read every page, then replace the resource in the store in one step; return the RV.
+
+        The first list of this reflector goes into the store page by page instead (there is no
+        earlier state to keep whole, and a big cluster's first list takes seconds to tens of
+        seconds: the console shows its rows as they come, with ``listed`` counting them, issue
+        16), and its end drops what the whole list did not name (:meth:`Store.end_listed`), so a
+        list restarted after a 410 ends exactly as a swapped one. Until then the resource is
+        ``SYNCING``: the console runs no core on it and says the rows are a partial list.
+        """
+        first = not self.status.synced_once
+        self._update(lists=self.status.lists + 1, listed=0)
         path = self.spec.path(self.namespace)
         objects: list[Any] = []
         params: dict[str, str] = {"limit": str(self.settings.page_size)}
         if self.settings.label_selector:
             params["labelSelector"] = self.settings.label_selector
         kind = self.spec.kind
-        while True:
-            body = await self.client.get(path, params)
-            # One decode pass over the page (PERFORMANCE.md P1, P4), every kind; a bad item is
-            # skipped and noted, only a page that is no list at all fails the read.
-            with gc_paused():
+        with gc_paused():
+            while True:
+                body = await self.client.get(path, params)
+                # One decode pass over the page (PERFORMANCE.md P1, P4), every kind; a bad item is
+                # skipped and noted, only a page that is no list at all fails the read.
                 try:
                     decoded = decode_list(kind, body, self.spec.api_version)
                 except DecodeError:
                     raise ServerError(f"{path}: the list answer is not a JSON list", status=200) from None
-            objects.extend(decoded.objects)
-            for error in decoded.skipped:
-                self.store.skip(error, kind)
-            token: object = decoded.continue_token
-            page_rv: object = decoded.resource_version
-            await asyncio.sleep(0)  # let the console breathe between pages
-            if not token:
-                rv = str(page_rv or "")
-                break
-            params["continue"] = str(token)
-        self.store.replace(kind, objects, rv)
+                del body
+                objects.extend(decoded.objects)
+                for error in decoded.skipped:
+                    self.store.skip(error, kind)
+                if first:
+                    self.store.add_listed(kind, decoded.objects)
+                    self._update(listed=len(objects))
+                token: object = decoded.continue_token
+                page_rv: object = decoded.resource_version
+                await asyncio.sleep(0)  # let the console breathe between pages
+                if not token:
+                    rv = str(page_rv or "")
+                    break
+                params["continue"] = str(token)
+            if first:
+                self.store.end_listed(kind, objects, rv)
+            else:
+                self.store.replace(kind, objects, rv)
         return rv
 
     # -- watch ----------------------------------------------------------------------------------
