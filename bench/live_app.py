@@ -10,13 +10,12 @@ the console is measured while events arrive, GIL contention included.
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 
 from bench.payloads import node_event, pod_events, pod_updates
 from hpctop.model.store import Store
-from hpctop.runtime.live_console import LiveConsoleSession
+from hpctop.runtime.live_console import LiveConsoleSession, settle_heap
 from hpctop.sources.kube.connection import Connection
 
 #: a connection that is never used: no reflector is started
@@ -34,16 +33,16 @@ def populate(store: Store, pods: int, nodes: int, per_job: int = 8) -> None:
 def live_session(pods: int, nodes: int, per_job: int = 8) -> LiveConsoleSession:
     """A live console session (core included) holding ``pods`` pods on ``nodes`` nodes.
 
-    The heap is frozen once populated, as :class:`LiveConsoleSession` does itself when its
-    reflectors report the first full sync (no reflector runs here, so that moment never comes):
-    without it the benchmark would time full GC collections of the whole store (1-2 s each at
-    100k pods) that the real console does not pay after its initial sync.
+    The heap is settled once populated (frozen, :func:`settle_heap`), as
+    :class:`LiveConsoleSession` does itself when its reflectors report the first full sync (no
+    reflector runs here, so that moment never comes): without it the benchmark would time full GC
+    collections of the whole store (1-2 s each at 100k pods) that the real console does not pay
+    after its initial sync.
     """
     session = LiveConsoleSession(UNUSED)
     populate(session.store, pods, nodes, per_job)
     session.refresh()
-    gc.collect()
-    gc.freeze()
+    settle_heap()
     return session
 
 

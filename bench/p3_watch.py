@@ -9,9 +9,11 @@ change: two sets of updates (restartCount 1 and 2, each with its own resourceVer
 so no event repeats the state the store already holds (a replay of identical bytes would only
 measure the store's "nothing changed" short cut) and every event dirties its job row.
 Interleaved with it, on the same bytes: the same replay with the
-heap frozen after the initial sync (``gc.freeze()``, a proposed optimisation, for comparison), and
-``orjson.loads`` of each event alone (the floor of any Python decoder). The verdict uses the store
-as the product runs it today (GC as is).
+heap settled as the live console settles it once its first lists are in
+(:func:`hpctop.runtime.live_console.settle_heap`: frozen, young collections 10,000 allocations
+apart), the same replay with the GC as Python starts it, and ``orjson.loads`` of each event alone
+(the floor of any Python decoder). The verdict uses the console's setting: the live console is
+what consumes a watch stream for hours; the GC-as-is figure is printed beside it.
 
 Keypress latency: the real app (``make_app``) on a :class:`LiveConsoleSession` (the live console:
 its tick worker snapshots and runs the core whenever the store changed) while a feeder thread
@@ -22,18 +24,21 @@ until the key was handled and the screen repainted. Median and worst of ``presse
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import statistics
 import time
+from collections.abc import Iterator
 
 import orjson
 from textual import events
 from textual.app import App
 
-from bench.common import Verdict, gc_mode, ratio
+from bench.common import Verdict, ratio
 from bench.live_app import Feeder, live_session, populate
 from bench.payloads import pod_updates
 from hpctop.model.store import Store
+from hpctop.runtime.live_console import settle_heap
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
 
@@ -62,8 +67,20 @@ def _replay(store: Store, events: list[bytes], total: int) -> int:
     return snapshots + 1
 
 
+@contextlib.contextmanager
+def console_gc() -> Iterator[None]:
+    """The GC as the live console runs it once synced (``settle_heap``), undone afterwards."""
+    threshold = gc.get_threshold()
+    settle_heap()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
 def throughput(pods: int, total: int, repeats: int) -> tuple[float, float, float]:
-    """(events/s as is, events/s with the heap frozen, orjson.loads events/s)."""
+    """(events/s GC as is, events/s GC as the console runs it, orjson.loads events/s)."""
     events = changing_updates(pods)
     plain, frozen = Store(), Store()
     populate(plain, pods, 0)
@@ -79,7 +96,7 @@ def throughput(pods: int, total: int, repeats: int) -> tuple[float, float, float
         start = time.perf_counter()
         _replay(plain, events, total)
         times["as_is"].append(time.perf_counter() - start)
-        with gc_mode("frozen"):  # the freeze itself is outside the timed region
+        with console_gc():  # the freeze itself is outside the timed region
             start = time.perf_counter()
             _replay(frozen, events, total)
             times["frozen"].append(time.perf_counter() - start)
@@ -130,19 +147,20 @@ async def _keypress(pods: int, nodes: int, presses: int) -> tuple[list[float], f
 
 
 def run(pods: int, events: int, repeats: int = 5, nodes: int = 0, presses: int = 10) -> Verdict:
-    as_is, frozen, floor = throughput(pods, events, repeats)
+    as_is, console, floor = throughput(pods, events, repeats)
     latencies, feed_rate = asyncio.run(_keypress(pods, nodes or max(pods // 20, 1), presses))
     key_med, key_max = statistics.median(latencies) * 1e3, max(latencies) * 1e3
-    ok = as_is >= GOAL_RATE and key_max <= GOAL_KEY_MS
+    ok = console >= GOAL_RATE and key_max <= GOAL_KEY_MS
     return Verdict(
         "P3 watch",
-        f"{as_is:,.0f} events/s ({ratio(as_is / floor)} orjson.loads),"
+        f"{console:,.0f} events/s ({ratio(console / floor)} orjson.loads),"
         f" key {key_med:.0f} ms (max {key_max:.0f})",
         ok,
-        f"{pods:,} pods in the store, {events:,} events x {repeats}, snapshot every {COALESCE * 1e3:.0f} ms;"
-        f" gc.freeze() after sync: {frozen:,.0f} events/s; orjson.loads alone {floor:,.0f}/s;"
+        f"{pods:,} pods in the store, {events:,} events x {repeats}, snapshot every {COALESCE * 1e3:.0f} ms,"
+        f" GC as the console runs it (settle_heap); GC as is: {as_is:,.0f} events/s;"
+        f" orjson.loads alone {floor:,.0f}/s;"
         f" key: {len(latencies)} presses while a feeder applied {feed_rate:,.0f} events/s;"
-        f" goal >= {GOAL_RATE:,} events/s (met: {as_is >= GOAL_RATE}), key <= {GOAL_KEY_MS:.0f} ms"
+        f" goal >= {GOAL_RATE:,} events/s (met: {console >= GOAL_RATE}), key <= {GOAL_KEY_MS:.0f} ms"
         f" (met: {key_max <= GOAL_KEY_MS})",
     )
 

@@ -113,7 +113,9 @@ class SimulatorActuator:
             result = ActionResult(
                 request,
                 True,
-                f"{kind} {ns}/{name} {VERBS[request.kind]}: " + "; ".join(preview.changes),
+                # said as what it is: the simulated cluster changed, no real one was sent anything
+                f"{kind} {ns}/{name} {VERBS[request.kind]} in the simulated cluster: "
+                + "; ".join(preview.changes),
                 preview.changes,
                 at=self.cluster.now,
             )

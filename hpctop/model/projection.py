@@ -385,16 +385,12 @@ def _shares_counted(requests: Resources, namespace: str, labels: dict[str, str] 
     return requests
 
 
-def pod_from_struct(w: structs.PodS) -> Pod:
-    """Project a decoded pod into a :class:`Pod`."""
-    meta = w.metadata
-    name = meta.name
-    namespace = meta.namespace
-    if not name or not namespace:
-        raise DecodeError("missing", field="metadata.name" if not name else "metadata.namespace")
-    spec = w.spec
-    status = w.status
-    annotations = kept_annotations(meta.annotations)
+def pod_status_parts(
+    status: structs.PodStatusS,
+) -> tuple[Condition | None, str | None, float | None, int]:
+    """What a pod's status says beyond its phase: (PodScheduled condition, a terminated
+    container's reason, the last container end, restarts). Shared with the watch path's
+    :mod:`hpctop.model.pod_events`, which decodes only a held pod's status again."""
     scheduled = None
     for cond in status.conditions or ():
         if cond.type == "PodScheduled":
@@ -414,6 +410,20 @@ def pod_from_struct(w: structs.PodS) -> Pod:
                     )
                     if end is not None:
                         finished = end if finished is None else max(finished, end)
+    return scheduled, terminated_reason, finished, restarts
+
+
+def pod_from_struct(w: structs.PodS) -> Pod:
+    """Project a decoded pod into a :class:`Pod`."""
+    meta = w.metadata
+    name = meta.name
+    namespace = meta.namespace
+    if not name or not namespace:
+        raise DecodeError("missing", field="metadata.name" if not name else "metadata.namespace")
+    spec = w.spec
+    status = w.status
+    annotations = kept_annotations(meta.annotations)
+    scheduled, terminated_reason, finished, restarts = pod_status_parts(status)
     selector = spec.nodeSelector
     tolerations = spec.tolerations
     gates = spec.schedulingGates
@@ -814,6 +824,7 @@ __all__ = [
     "node_from_struct",
     "parse_time",
     "pod_from_struct",
+    "pod_status_parts",
     "priority_class_from_struct",
     "template_requests",
     "workload_from_struct",

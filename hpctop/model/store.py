@@ -26,6 +26,12 @@ ResourceSlices' GPUs and a pod with its claims' devices in its request (the DRA 
 objects as they came and rewrites them again when a slice, claim or template changes), so every
 reader counts DRA GPUs as device-plugin GPUs. The index exists only once a DRA object, a pod with
 claims or an owner whose template names claim templates arrives.
+
+Why one module of this size: the store is one reducer whose indexes (pods by node and by job,
+the owner chains, the backend joins, the DRA index, the watch path's pod digests) must change
+together on every write, and each write path (an event, a relist, a listed page) goes through the
+same few methods; the backend joins (Kueue, PodGroups, the queue tree) are the part that could
+move into :mod:`hpctop.model.backends` once no one is editing both at once.
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ from hpctop.model.objects import (
     QueueInfo,
     Workload,
 )
+from hpctop.model.pod_events import decode_pod_event
 
 _EMPTY: frozenset[PodKey] = frozenset()
 MAX_TOMBSTONES = 10_000
@@ -132,6 +139,9 @@ class Store:
         self.pods_by_job: dict[JobKey, set[PodKey]] = {}
         self.job_of_pod: dict[PodKey, JobKey] = {}
         self._jobs: dict[JobKey, Job] = {}
+        #: pods stored exactly as projected from a watch line: the digest of its static segments
+        #: (hpctop.model.pod_events); forgotten at every write of the pod
+        self._pod_digests: dict[PodKey, int] = {}
         self._dirty: set[JobKey] = set()
         #: for a dirty job derived before without owner object or evidence: the pod its row was
         #: derived from and that row (see jobs._derive_lone_pod); emptied by each _refresh
@@ -174,12 +184,35 @@ class Store:
     def apply_raw(self, kind: str, raw: bytes) -> bool:
         """Decode and apply one watch event; a malformed one is counted and skipped."""
         try:
-            event = decode_event(kind, raw)
+            self.apply_line(kind, raw)
         except DecodeError as exc:
             self.skip(exc, kind)
             return False
-        self.apply(event)
         return True
+
+    def apply_line(self, kind: str, raw: bytes) -> WatchEvent:
+        """Decode one watch line of ``kind`` and apply it; return the event (its resourceVersion).
+
+        Raises :class:`DecodeError`, with nothing applied, for a malformed line. A pod event of a
+        pod held as projected decodes only what moves (:mod:`hpctop.model.pod_events`): the
+        digest of its static segments is recorded here, after the write, when the stored pod is
+        the projected one (no DRA claims, no rewrite); every write of a pod forgets it first.
+        """
+        if kind != "Pod":
+            event = decode_event(kind, raw)
+            self.apply(event)
+            return event
+        event, digest = decode_pod_event(raw, self.pods, self._pod_digests)
+        self.apply(event)
+        pod = event.obj
+        if (
+            digest is not None
+            and isinstance(pod, Pod)
+            and pod.claims is None
+            and self.pods.get(pod.key) is pod
+        ):
+            self._pod_digests[pod.key] = digest
+        return event
 
     def skip(self, error: DecodeError, kind: str = "") -> None:
         """Count a malformed object by reason, and note it once by (kind, name, field)."""
@@ -287,6 +320,7 @@ class Store:
         key = pod.key
         old = self.pods.get(key)
         self._stale.add("pods")
+        self._pod_digests.pop(key, None)
         if not deleted and old is not None and _JOB_VIEW_OF_POD(old) == _JOB_VIEW_OF_POD(pod):
             # Only the resourceVersion moved (a kubelet status heartbeat, a change to a field
             # hpctop does not read): the pod is replaced, but its indexes and its job row cannot
@@ -384,8 +418,13 @@ class Store:
 
     def _remember_application(self, pod: Pod, job_key: JobKey) -> None:
         """A real pod names its YuniKorn application: its placeholders belong to the same job."""
-        app = next((pod.labels.get(k) for k in APP_ID_KEYS if pod.labels.get(k)), None)
-        if app is None:
+        labels = pod.labels
+        app = None
+        for k in APP_ID_KEYS:  # a loop, not a generator: this runs for every pod event (P3)
+            app = labels.get(k)
+            if app:
+                break
+        if not app:
             return
         where = (pod.namespace, app)
         if self._app_jobs.get(where) == job_key:

@@ -34,6 +34,7 @@ import heapq
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from hpctop.model.objects import JobKey
 from hpctop.scheduling.placement import NodeFree, Request, choose
@@ -59,6 +60,24 @@ class Reservation:
     nodes: tuple[str, ...]
 
 
+class _FirstStep:
+    """``Profile.first_step``'s kept state for one node list and request shape."""
+
+    __slots__ = ("charged", "current", "events", "fit", "hosts", "nodes", "nxt", "seen", "t1", "total")
+
+    def __init__(self, nodes: Sequence[str], t1: float, seen: int) -> None:
+        self.nodes = nodes
+        self.t1 = t1
+        self.seen = seen  # the touch log's length when last patched
+        self.fit: set[str] = set()
+        self.hosts: dict[str, int] = {}  # node -> members it hosts after t1 (only > 0)
+        self.current: dict[str, NodeFree] = {}  # node -> its state after t1 (fitting or changed at t1)
+        self.events: dict[int, int] = {}  # node position -> its events at t1
+        self.nxt: list[tuple[float, int, int] | None] = [None] * len(nodes)  # its next heap entry
+        self.total = 0
+        self.charged = 0  # events at t1, charged to the budget by the step
+
+
 class Profile:
     """Future releases and reservations per node, on top of the live free state."""
 
@@ -76,6 +95,8 @@ class Profile:
         self._groups: dict[str, tuple[int, list[tuple[float, int, int]]]] = {}
         self._suffix: dict[str, tuple[int, list[float], list[NodeFree]]] = {}
         self._touched: list[str] = []  # every touch, in order (what cached streams must redo)
+        self._first: dict[tuple[int, int], _FirstStep] = {}
+        self._single: dict[str, tuple[int, list[float], dict[int, int]]] = {}
         self._streams: dict[
             int,
             tuple[
@@ -186,6 +207,113 @@ class Profile:
             h = memo[shape] = state.hosts(req, m)
         return state, h
 
+    def first_step(
+        self,
+        nodes: Sequence[str],
+        streams: list[list[tuple[float, int, int]] | None],
+        firsts: list[float],
+        req: Request,
+        m: int,
+        shape: int,
+        fitting: Iterable[str],
+    ) -> _FirstStep:
+        """A gang search's state after its first change time, kept per (node list, shape).
+
+        Why: at 10k nodes every search of a cycle starts with the same first time (the overdue
+        pods all release at now + 1 s) and gives back ~2,000 nodes' releases there, one
+        ``released_hosts`` each, although only the nodes touched since the last search of the
+        same node list and shape changed (the P6 profile, bench/README.md). What a node adds
+        after that first time depends on the node alone (its stream, its live state, whether it
+        is among the fitting nodes: the index changes only with a placement, which touches the
+        node), so the sums are patched from the touch log like ``streams``; a changed first
+        time rebuilds them. The search then continues from its second time as before, having
+        charged the same events to the budget and counted the same step.
+        """
+        t1 = min(firsts, default=INF)
+        key = (id(nodes), shape)
+        log = self._touched
+        found = self._first.get(key)
+        fit = set(fitting)
+        names: Iterable[int]
+        if found is None or found.nodes is not nodes or found.t1 != t1:
+            found = self._first[key] = _FirstStep(nodes, t1, len(log))
+            names = range(len(nodes))
+        else:
+            # the nodes touched since, and any whose place among the fitting nodes changed
+            changed = fit.symmetric_difference(found.fit)
+            if found.seen == len(log) and not changed:
+                return found
+            changed.update(log[found.seen :])
+            position = self._streams[id(nodes)][3]
+            names = sorted({position[n] for n in changed if n in position})
+            found.seen = len(log)
+        found.fit = fit
+        now = self.now
+        hosts, current, events, nxt = found.hosts, found.current, found.events, found.nxt
+        for k in names:
+            name = nodes[k]
+            found.total -= hosts.pop(name, 0)
+            current.pop(name, None)
+            found.charged -= events.pop(k, 0)
+            stream = streams[k]
+            if stream is not None and stream[0][0] == t1:
+                _, count, ev = stream[0]
+                events[k] = ev
+                found.charged += ev
+                if count:
+                    nf, h = self.released_hosts(name, count, shape, req, m)
+                else:
+                    points, mins = self.suffix(name)
+                    nf = mins[bisect.bisect_right(points, now)]  # ``avail(name, t1, INF)``
+                    h = nf.hosts(req, m)
+                nxt[k] = (stream[1][0], k, 1) if len(stream) > 1 else None
+            else:
+                nxt[k] = (stream[0][0], k, 0) if stream is not None else None
+                if name not in fit:
+                    continue
+                nf = self.avail(name, now, INF) if name in self.reservations else self.live[name]
+                h = nf.hosts(req, m)
+            current[name] = nf
+            if h:
+                hosts[name] = h
+                found.total += h
+        return found
+
+    def single_fit(self, node: str, shape: int, req: Request) -> tuple[list[float], int]:
+        """The change times a one-member search walks on ``node`` (in order) and the index of the
+        first after which one member of ``req`` (``shape``) fits for good (-1: never).
+
+        An unreserved node walks its release times (its state after each: ``released``); a
+        reserved one its change points after now (its minima from each on: ``suffix``). Kept
+        per node version, like the states themselves.
+        """
+        version = self._version.get(node, 0)
+        found = self._single.get(node)
+        if found is None or found[0] != version:
+            if node in self.reservations:
+                points, _ = self.suffix(node)
+                times = points[bisect.bisect_right(points, self.now) :]
+            else:
+                times = [when for when, _, _ in self.release_groups(node)]
+            found = self._single[node] = (version, times, {})
+        fits = found[2]
+        fit = fits.get(shape)
+        if fit is None:
+            fit = -1
+            for i in range(len(found[1])):
+                if self.single_state(node, i).fits_one(req):
+                    fit = i
+                    break
+            fits[shape] = fit
+        return found[1], fit
+
+    def single_state(self, node: str, i: int) -> NodeFree:
+        """The state a one-member search sees on ``node`` after the ``i``-th time of its walk (read only)."""
+        if node in self.reservations:
+            points, mins = self.suffix(node)
+            return mins[bisect.bisect_right(points, self.now) + i]  # ``avail(node, points[.], INF)``
+        return self.released(node, self.release_groups(node)[i][1])
+
     def release_time(self, end: float) -> float:
         return end if end > self.now else self.now + 1.0
 
@@ -262,6 +390,35 @@ class Profile:
                 nf.charge(req, indices)
         return nf
 
+    def _states_at(self, node: str, points: list[float]) -> list[NodeFree]:
+        """``[free_at(node, p) for p in points]`` (``points`` sorted) in one sweep over time.
+
+        Why: each ``free_at`` replays all of the node's releases and reservations, so a reserved
+        node's suffix minima cost O(points x entries), redone whenever a reservation or
+        placement touched it (a sixth of a quick P6 cycle). The sweep applies each entry once,
+        at its own time; integer sums give the same state in any order.
+        """
+        timed: list[tuple[float, int, Request, tuple[int, ...]]] = [
+            (when, -1, req, indices) for when, req, indices in self.releases.get(node, ())
+        ]
+        for start, end, req, indices, _job in self.reservations.get(node, ()):
+            if not start < end:
+                return [self.free_at(node, p) for p in points]  # never active: free_at's rule
+            timed.append((start, 1, req, indices))
+            if end < INF:
+                timed.append((end, -1, req, indices))
+        timed.sort(key=itemgetter(0))
+        nf = self.live[node].clone()
+        out: list[NodeFree] = []
+        k = 0
+        for point in points:
+            while k < len(timed) and timed[k][0] <= point:
+                _, sign, req, indices = timed[k]
+                nf.charge(req, indices, sign)
+                k += 1
+            out.append(nf.clone())
+        return out
+
     def change_points(self, node: str) -> list[float]:
         points = {when for when, _, _ in self.releases.get(node, ())}
         for start, end, _req, _idx, _job in self.reservations.get(node, ()):
@@ -321,7 +478,7 @@ class Profile:
         if found is not None and found[0] == version:
             return found[1], found[2]
         points = self.change_points(node)
-        mins: list[NodeFree] = [self.free_at(node, p) for p in points]
+        mins = self._states_at(node, points)
         for i in range(len(mins) - 2, -1, -1):
             mins[i].minimum(mins[i + 1])
         self._suffix[node] = (version, points, mins)
@@ -361,26 +518,40 @@ def earliest_start(
     # per node position: its own future change times as (time, releases given back after it,
     # events at that time); a reserved node's change points give back nothing (0) and count one
     streams, firsts = profile.streams(nodes)
-    # (time, node position, index in the node's stream)
-    heap = [(t, k, 0) for k, t in enumerate(firsts) if t < until]
-    if not heap:
-        return None
-    heapq.heapify(heap)
-    current: dict[str, NodeFree] = {}
-    hosts: dict[str, int] = {}
-    total = 0
-    for name in nodes if fitting is None else fitting:
-        nf = profile.avail(name, now, INF) if name in reservations else profile.live[name]
-        current[name] = nf
-        h = nf.hosts(req, m)
-        if h:
-            hosts[name] = h
-            total += h
     shape = profile.shape(req, m)
     # a reserved node's minima from each of its change points on, and the index of its first
     # point after now (its stream is those points: stream position p is point offset + p)
     suffixes: dict[str, tuple[int, list[NodeFree]]] = {}
+    current: dict[str, NodeFree]
+    hosts: dict[str, int]
+    # (time, node position, index in the node's stream)
+    heap: list[tuple[float, int, int]]
     steps = 0
+    if fitting is not None and min(firsts, default=INF) < until:
+        # the first time's step from the kept sums (``Profile.first_step``): same state, same charge
+        first = profile.first_step(nodes, streams, firsts, req, m, shape, fitting)
+        heap = [e for e in first.nxt if e is not None and e[0] < until]
+        heapq.heapify(heap)
+        current, hosts, total = dict(first.current), dict(first.hosts), first.total
+        profile.budget -= first.charged
+        steps = 1
+        if total >= m:
+            plan = choose([current[n] for n in nodes if hosts.get(n)], req, m)
+            if plan is not None:
+                return first.t1, _members(plan, req)
+    else:
+        heap = [(t, k, 0) for k, t in enumerate(firsts) if t < until]
+        if not heap:
+            return None
+        heapq.heapify(heap)
+        current, hosts, total = {}, {}, 0
+        for name in nodes if fitting is None else fitting:
+            nf = profile.avail(name, now, INF) if name in reservations else profile.live[name]
+            current[name] = nf
+            h = nf.hosts(req, m)
+            if h:
+                hosts[name] = h
+                total += h
     while heap and steps < MAX_SHADOW_STEPS and profile.budget > 0:
         t = heap[0][0]
         touched: dict[str, int] = {}  # node -> releases given back so far, or -1 - stream position
@@ -413,13 +584,18 @@ def earliest_start(
         plan = choose([current[n] for n in nodes if hosts.get(n)], req, m)
         if plan is None:
             continue
-        members: list[tuple[str, tuple[int, ...]]] = []
-        for nf, count in plan:
-            scratch = nf.clone()
-            for _ in range(count):
-                members.append((nf.name, scratch.place(req)))
-        return t, members
+        return t, _members(plan, req)
     return None
+
+
+def _members(plan: list[tuple[NodeFree, int]], req: Request) -> list[tuple[str, tuple[int, ...]]]:
+    """Where each member of a planned gang goes, placed on copies (the states are shared)."""
+    members: list[tuple[str, tuple[int, ...]]] = []
+    for nf, count in plan:
+        scratch = nf.clone()
+        for _ in range(count):
+            members.append((nf.name, scratch.place(req)))
+    return members
 
 
 def _earliest_single(
@@ -429,38 +605,37 @@ def _earliest_single(
 
     Same answer as the global event sweep (the earliest time any node can host the member, ties
     to the first node), but each node's walk stops at the best time found so far, so most nodes
-    cost a check or two.
+    cost a check or two. Where a node's walk would end is kept per node version and request
+    (``Profile.single_fit``), so a node is walked once per cycle and shape, not once per search;
+    an unreserved node's walk is charged to the budget as it was (one per change time passed,
+    stopping where the budget runs out).
     """
-    best: tuple[float, NodeFree] | None = None
+    best: tuple[float, str, int] | None = None  # (time, node, index of that time in its walk)
     bound = until
+    shape = profile.shape(req, 1)
+    reservations, releases = profile.reservations, profile.releases
     for name in nodes:
-        if profile.reserved(name):
-            points, mins = profile.suffix(name)
-            for i in range(bisect.bisect_right(points, profile.now), len(points)):
-                if points[i] >= bound:
-                    break
-                nf = mins[i]  # ``avail(name, points[i], INF)``
-                if nf.fits_one(req):
-                    best, bound = (points[i], nf), points[i]
-                    break
+        reserved = name in reservations
+        if not reserved:
+            mine = releases.get(name)
+            if not mine or mine[0][0] >= bound:
+                continue
+        times, fit = profile.single_fit(name, shape, req)
+        if reserved:
+            if fit >= 0 and times[fit] < bound:
+                best, bound = (times[fit], name, fit), times[fit]
             continue
-        releases = profile.releases.get(name)
-        if not releases or releases[0][0] >= bound:
+        budget = profile.budget
+        if budget <= 0:
             continue
-        scratch: NodeFree | None = None
-        k = 0
-        while k < len(releases) and releases[k][0] < bound and profile.budget > 0:
-            t = releases[k][0]
-            profile.budget -= 1
-            if scratch is None:
-                scratch = profile.live[name].clone()
-            while k < len(releases) and releases[k][0] == t:
-                scratch.charge(releases[k][1], releases[k][2], -1)
-                k += 1
-            if scratch.fits_one(req):
-                best, bound = (t, scratch), t
-                break
+        if fit >= 0 and times[fit] < bound and fit + 1 <= budget:
+            profile.budget = budget - (fit + 1)
+            best, bound = (times[fit], name, fit), times[fit]
+        else:
+            # the walk passes every change time before the bound, or stops where the budget ends
+            profile.budget = budget - min(bisect.bisect_left(times, bound), budget)
     if best is None:
         return None
-    start, nf = best
+    start, name, fit = best
+    nf = profile.single_state(name, fit)
     return start, [(nf.name, nf.clone().place(req))]

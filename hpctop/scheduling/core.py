@@ -31,6 +31,7 @@ import heapq
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hpctop.model.objects import Job, JobKey, Node, Reason, Toleration
 from hpctop.model.policy import PartitionState, Policy
@@ -79,6 +80,40 @@ class Outcome:
     partition: str | None = None
     reserved_nodes: tuple[str, ...] = ()
     deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One job's turn in a cycle's decision pass: enough to replay it in the next cycle."""
+
+    job: Job  # the object decided (identity: an event that changed the job makes a new one)
+    priority: PriorityBreakdown  # its breakdown (identity: kept only while its inputs are the same)
+    effects: int  # the end of its effects in ``PassRecord.effects``
+    budget: int  # the search budget left after it
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class PassRecord:
+    """A cycle's decision pass, kept in the memo so the next cycle can replay its prefix.
+
+    Why: an event that leaves the nodes' free states, the running jobs and the clock alone (a
+    job submitted, a pending job deleted, held or changed) changes nothing the pass decides
+    before that job's turn: the pass pops jobs in the same order from the same state, so the
+    same decisions follow. The next cycle walks its own pop order and, while it pops the very
+    job object with the very priority breakdown the record has at that position, applies the
+    recorded effects (``_Cycle._replay``) instead of deciding again; from the first difference
+    on it decides as usual. ``stamp`` (the memo's free-state and running-job versions, ``now``,
+    the normalisers and weights), the view's identity and the policy say whether the record's
+    starting state is this cycle's; a finished or started pod moves them, so such an event
+    replays nothing (its queue's usage moves every queue's turn from the first job on).
+    """
+
+    view: object
+    policy: Policy
+    stamp: tuple[object, ...]
+    steps: Sequence[_Step]
+    effects: Sequence[tuple[Any, ...]]
 
 
 #: cpu, memory, GPU milli, members, ext, per-node limit (0: none)
@@ -202,6 +237,7 @@ class _Cycle:
         self.unheld: dict[str, tuple[list[int], dict[str, int]]] = {}
         self.index = WholeIndex(whole)
         self._member_sets: dict[tuple[Signature, str], frozenset[str]] = {}
+        self._candidates: dict[tuple[Signature, str, int], tuple[int, Sequence[str], Sequence[str]]] = {}
         self._delayed: dict[tuple[object, ...], tuple[tuple[int, int], Reservation | None]] = {}
         self.empty = view.empty
         self.cluster = view.cluster
@@ -216,6 +252,8 @@ class _Cycle:
         self.has_blocked: set[str] = set()  # partitions where a higher job is waiting
         self.first_blocked: dict[str, str] = {}  # partition -> first job blocked there (Slurm reasons)
         self.reservations_tried = 0
+        #: what ``consider`` changed, in order (``PassRecord``: replayed by the next cycle)
+        self.effects: list[tuple[Any, ...]] = []
         self._cursor: dict[tuple[object, ...], int] = {}
         self.placed = 0  # placements so far: the version of the live state
         self._fits_live: dict[tuple[object, ...], int] = {}
@@ -310,7 +348,14 @@ class _Cycle:
         """The schedulable matching nodes a member of ``req`` could fit now (``WholeIndex``), in order."""
         if not req.whole:
             return names
-        return self.index.candidates(names, self.member_set(sig, pname), req.whole)
+        # kept until the index changes: jobs that fail in a row ask the same (P6 profile)
+        key = (sig, pname, req.whole)
+        index = self.index
+        found = self._candidates.get(key)
+        if found is None or found[0] != index.version or found[1] is not names:
+            found = (index.version, names, index.candidates(names, self.member_set(sig, pname), req.whole))
+            self._candidates[key] = found
+        return found[2]
 
     def _view(self, names: Sequence[str], window_end: float) -> list[NodeFree]:
         """Nodes as a job running until ``window_end`` may use them (reserved ones trimmed)."""
@@ -556,6 +601,7 @@ class _Cycle:
             if limit:
                 for node, indices in members:
                     self.profile.add_release(node, self.now + limit, req, indices)
+            self.effects.append(("place", path, need, req, members, limit))
             return True
         # blocked: why, then a reservation
         live_fit = next((p for p in usable if self.fits_live(sig, p, req, m)), None)
@@ -577,13 +623,11 @@ class _Cycle:
                 out.reason = explain.priority_behind(ahead, self.first_blocked[ahead])
             else:
                 out.deferred = ("resources", tuple(usable))
-        for pname in usable:
-            self.has_blocked.add(pname)
-            self.first_blocked.setdefault(pname, job.id)
-            if not self.policy.backfill:
-                self.strict_blocked.setdefault(pname, job.id)
+        self._blocked(usable, job.id)
+        self.effects.append(("blocked", usable, job.id))
         if self.reservations_tried < self.policy.reservation_depth:
             self.reservations_tried += 1
+            self.effects.append(("tried",))
             best: tuple[float, str, list[tuple[str, tuple[int, ...]]]] | None = None
             for pname in usable:
                 _, names = self.matching(sig, pname)
@@ -595,9 +639,49 @@ class _Cycle:
                 start, pname, members = best
                 end = start + limit if limit else INF
                 res = self.profile.add_reservation(job.key, pname, start, end, members, req)
+                self.effects.append(("reserve", job.key, pname, start, end, members, req))
                 out.eta = start
                 out.reserved_nodes = res.nodes
         return False
+
+    def _blocked(self, usable: Sequence[str], job_id: str) -> None:
+        """A job could not start: later jobs of its partitions are behind it (reasons, strict mode)."""
+        for pname in usable:
+            self.has_blocked.add(pname)
+            self.first_blocked.setdefault(pname, job_id)
+            if not self.policy.backfill:
+                self.strict_blocked.setdefault(pname, job_id)
+
+    def _replay(self, effects: Sequence[tuple[Any, ...]]) -> None:
+        """Apply what one job's ``consider`` changed in a previous cycle, without deciding it again.
+
+        The state after is the state that cycle had after the job (``PassRecord``): the live
+        free states, the free-capacity index, the profile's releases and reservations, the queue
+        usage and the blocked partitions; the per-cycle caches are not rebuilt (each one only
+        saves work that would give the same answer).
+        """
+        for effect in effects:
+            kind = effect[0]
+            if kind == "place":
+                _, path, need, req, members, limit = effect
+                live, profile, index = self.live, self.profile, self.index
+                for node, indices in members:
+                    live[node].charge(req, indices)
+                for node in dict.fromkeys(node for node, _ in members):
+                    profile.touch(node)
+                    index.update(live[node])
+                self.placed += 1
+                self.tree.add_used(path, need)
+                if limit:
+                    for node, indices in members:
+                        profile.add_release(node, self.now + limit, req, indices)
+            elif kind == "blocked":
+                self._blocked(effect[1], effect[2])
+            elif kind == "tried":
+                self.reservations_tried += 1
+            else:
+                _, key, pname, start, end, members, req = effect
+                self.profile.add_reservation(key, pname, start, end, members, req)
 
     # -- the cycle -----------------------------------------------------------------------------
 
@@ -817,11 +901,31 @@ class _Cycle:
             settled = len(pending) - len(kept) - sum(1 for job in pending if job.state == JobState.HELD)
             pending = kept
         else:
+            # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
+            # and queue factor are those of the last cycle (same ``now`` and normalisers) keeps
+            # its request and breakdown
+            derived = self.memo.pending
+            derived.begin((now, weights, inputs), split.pending)
+            kept_entries = derived.entries
+            hits = 0
             for job in pending:
-                req = requests[job.key] = Request.of(job.per_member, 1 if job.one_per_node else 0)
-                e = elig[job.key] = self.eligibility(job, req, max(len(job.pending_pods), 1))
-                priorities[job.key] = p = prio(job, e.partitions)
-                totals[job.key] = p.total
+                key = job.key
+                prev = kept_entries.get(key)
+                if prev is not None and prev[0] is job:
+                    req = prev[1]
+                else:
+                    req = Request.of(job.per_member, 1 if job.one_per_node else 0)
+                    prev = None
+                e = self.eligibility(job, req, max(len(job.pending_pods), 1))
+                fs = fairshare[path_of[key]]
+                if prev is not None and prev[2] is e and prev[3] == fs:
+                    p = prev[4]
+                    hits += 1
+                else:
+                    p = prio(job, e.partitions)
+                    kept_entries[key] = (job, req, e, fs, p)
+                requests[key], elig[key], priorities[key], totals[key] = req, e, p, p.total
+            derived.hits = hits
         running_partition = self.running_partition
 
         def running_plan(job: Job) -> JobPlan:
@@ -853,6 +957,22 @@ class _Cycle:
         outcomes: dict[JobKey, Outcome] = {}
         order: list[JobKey] = []
         placements: list[Placement] = []
+        # the previous cycle's pass (``PassRecord``), replayed while this one pops the same jobs
+        memo = self.memo
+        stamp = (memo.free_version, split.active_version, now, inputs, weights)
+        record = memo.pass_record
+        replay: Sequence[_Step] = ()
+        if (
+            not placements_only
+            and record is not None
+            and record.view is self.view
+            and record.stamp == stamp
+            and (record.policy is self.policy or record.policy == self.policy)
+        ):
+            replay = record.steps
+        steps: list[_Step] = []
+        effects = self.effects
+        replayed = 0
         for tier in sorted(by_tier, reverse=True):
             by_queue = by_tier[tier]
             queue_heap: list[tuple[float, str]] = []
@@ -867,6 +987,27 @@ class _Cycle:
                 job = self.snapshot.jobs[key]
                 # a held job is not tried (Slurm: priority 0, "not eligible"): a reason, no place in line
                 held = job.state == JobState.HELD
+                turn = len(steps)  # this pop's place in the pass (held jobs included)
+                if replay:
+                    done = replay[turn] if turn < len(replay) else None
+                    if done is not None and done.job is job and done.priority is priorities[key]:
+                        # the same job, at the same place, on the same state: the same decision
+                        assert record is not None
+                        start = len(effects)
+                        self._replay(record.effects[start : done.effects])
+                        effects.extend(record.effects[start : done.effects])
+                        self.profile.budget = done.budget
+                        out = outcomes[key] = replace(done.outcome)
+                        if not held:
+                            order.append(key)
+                        if out.placement is not None:
+                            placements.append(replace(out.placement, priority=priorities[key]))
+                        steps.append(_Step(job, done.priority, len(effects), done.budget, out))
+                        replayed += 1
+                        if entries:
+                            heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
+                        continue
+                    replay = ()
                 out = outcomes[key] = Outcome(order=None if held else len(order))
                 if not held:
                     order.append(key)
@@ -874,8 +1015,12 @@ class _Cycle:
                     # the priority it starts with, which Slurm then stops recalculating (frozen)
                     at_start = priorities[key] if key in priorities else prio(job, elig[key].partitions)
                     placements.append(replace(out.placement, priority=at_start))
+                if not placements_only:
+                    steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
                 if entries:
                     heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
+        if not placements_only:
+            memo.pass_record = PassRecord(self.view, self.policy, stamp, steps, effects)
 
         # explain resource waits on the final state (one scan per distinct request and node set)
         cache: dict[tuple[object, ...], Reason] = {}
@@ -914,6 +1059,8 @@ class _Cycle:
             "reservation_budget_left": float(self.profile.budget),
             "nodes": float(len(self.nodes)),
             "settled": float(settled),
+            "priorities_kept": float(self.memo.pending.hits if not placements_only else 0),
+            "pass_replayed": float(replayed),
         }
         return ScheduleResult(
             now=self.now,

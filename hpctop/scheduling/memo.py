@@ -133,11 +133,14 @@ class FreeEntry:
 
     __slots__ = ("charges", "free", "node", "over", "pods", "product", "used", "whole")
 
-    def __init__(self, node: Node, product: str | None, pods: tuple[Pod, ...]) -> None:
+    def __init__(
+        self, node: Node, product: str | None, pods: tuple[Pod, ...], empty: NodeFree | None = None
+    ) -> None:
         self.node = node
         self.product = product
         self.pods = pods
-        self.free, self.charges = free_of(node, product, pods)
+        ordered = charge_order(pods)
+        self.free, self.charges = free_of(node, product, pods, empty, ordered)
         self.whole = self.free.whole_free()  # fully free GPU indices: the cycle's free-capacity index
         # what the node holds is at most its allocatable: pods bound beyond it (stale pods not yet
         # seen gone, an allocatable that shrank) are ``over``, charged in ``free_of``'s order, and
@@ -146,7 +149,7 @@ class FreeEntry:
         acc = [0, 0, 0]
         ext: dict[str, int] = {}
         over: list[PodKey] = []
-        for pod in charge_order(pods):
+        for pod in ordered:
             add_into(acc, ext, pod.requests)
             if acc[0] > a.cpu or acc[1] > a.memory or acc[2] > a.gpu:
                 over.append(pod.key)
@@ -192,6 +195,10 @@ class Memo:
         self.pods_by_node = PodsByNode()
         self.jobs = JobSplit()
         self.kept_free: KeptFree | None = None
+        self.pending = PendingDerivations()
+        #: bumped whenever the kept free state changes (``core.PassRecord``'s stamp)
+        self.free_version = 0
+        self.pass_record: Any = None  # core.PassRecord (no import cycle)
 
     def clear(self) -> None:
         self.view = None
@@ -200,6 +207,9 @@ class Memo:
         self.pods_by_node = PodsByNode()
         self.jobs = JobSplit()
         self.kept_free = None
+        self.pending = PendingDerivations()
+        self.free_version += 1
+        self.pass_record = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -282,8 +292,12 @@ class Memo:
             or pods_by_node is not grouping.grouped
         ):
             kept = self.kept_free = self._free_from_scratch(view, pods_by_node)
+            self.free_version += 1
         else:
-            self._patch_free(kept, [name for name in touched if name in view.nodes])
+            names = [name for name in touched if name in view.nodes]
+            if names:
+                self._patch_free(kept, names)
+                self.free_version += 1
         return LiveFree(dict(kept.templates)), dict(kept.charges), dict(kept.used), dict(kept.whole)
 
     def _entry(self, view: ClusterView, name: str, pods: tuple[Pod, ...]) -> FreeEntry:
@@ -292,7 +306,7 @@ class Memo:
         p = view.product[name]
         entry = entries.get(name)
         if entry is None or not entry.valid(node, p, pods):
-            entry = entries[name] = FreeEntry(node, p, pods)
+            entry = entries[name] = FreeEntry(node, p, pods, view.empty[name])
         return entry
 
     def _free_from_scratch(self, view: ClusterView, pods_by_node: Mapping[str, tuple[Pod, ...]]) -> KeptFree:
@@ -474,7 +488,7 @@ class JobSplit:
     out with a negative factor when it changes or stops being active.
     """
 
-    __slots__ = ("active", "diff", "pending", "priority_values", "rebuilds", "used")
+    __slots__ = ("active", "active_version", "diff", "pending", "priority_values", "rebuilds", "used")
 
     def __init__(self) -> None:
         self.diff = _MapDiff()
@@ -483,6 +497,8 @@ class JobSplit:
         self.priority_values: dict[int, int] = {}  # value -> jobs with it
         self.used: dict[str | None, IntSum] = {}
         self.rebuilds = 0
+        #: bumped whenever an active job comes, goes or changes (``core.PassRecord``'s stamp)
+        self.active_version = 0
 
     def update(
         self,
@@ -493,6 +509,7 @@ class JobSplit:
         changes = self.diff.changes(jobs)
         if changes is None:
             self.rebuilds += 1
+            self.active_version += 1
             self.pending, self.active, self.priority_values, self.used = {}, {}, {}, {}
             changes = [(key, None, job) for key, job in jobs.items()]
         pending, active, values, used = self.pending, self.active, self.priority_values, self.used
@@ -503,6 +520,7 @@ class JobSplit:
                     del pending[key]
                 elif state in active_states:
                     del active[key]
+                    self.active_version += 1
                     add_scaled(used[old.queue], old.per_member, len(old.pending_pods) - old.members)
                 if old.priority_value is not None:
                     left = values[old.priority_value] - 1
@@ -517,6 +535,7 @@ class JobSplit:
                 pending[key] = job
             elif state in active_states:
                 active[key] = job
+                self.active_version += 1
                 acc = used.get(job.queue)
                 if acc is None:
                     acc = used[job.queue] = ([0, 0, 0], {})
@@ -526,6 +545,38 @@ class JobSplit:
 
     def max_priority_value(self) -> int | None:
         return max(self.priority_values) if self.priority_values else None
+
+
+class PendingDerivations:
+    """Per pending job: its member ``Request`` and its priority breakdown, kept between cycles.
+
+    Why: every cycle derived a ``Request`` and a priority breakdown (five factors, two dicts) for
+    every pending job (13k at 10k nodes x 50k pods), although an event changes the inputs of few
+    of them. A breakdown is a pure function of the job object, the cycle's ``now``, weights and
+    normalisers (``cycle``), the job's ``Eligibility`` (its partitions: tier and union capacity;
+    kept per view, so an identical object means identical partitions) and its queue's
+    fair-share factor. An entry is reused only when all of those are the same (job and
+    eligibility by identity, the rest by equality); the cycle-wide ones are checked once per
+    cycle (``begin``). A finished pod changes one queue's usage and so the factor of that
+    queue's jobs only: the others keep their breakdowns.
+    """
+
+    __slots__ = ("cycle", "entries", "hits")
+
+    def __init__(self) -> None:
+        self.cycle: tuple[object, ...] | None = None
+        #: job key -> (job, request, eligibility, fair-share factor, breakdown)
+        self.entries: dict[JobKey, tuple[Job, Any, Any, float, Any]] = {}
+        self.hits = 0
+
+    def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:
+        """Start a cycle with these cycle-wide inputs; drop everything when they changed."""
+        if self.cycle != cycle:
+            self.cycle = cycle
+            self.entries = {}
+        elif len(self.entries) > 2 * len(pending) + 64:
+            self.entries = {key: value for key, value in self.entries.items() if key in pending}
+        self.hits = 0
 
 
 #: the memo ``schedule`` uses by default (one cycle at a time; see ``Memo``)

@@ -229,10 +229,11 @@ class WholeIndex:
     the live state and must be updated (``update``) after every placement on a node.
     """
 
-    __slots__ = ("buckets", "count")
+    __slots__ = ("buckets", "count", "version")
 
     def __init__(self, count: dict[str, int]) -> None:
         self.count = count
+        self.version = 0  # bumped whenever a count changes: answers of ``candidates`` stand until then
         buckets: dict[int, set[str]] = {}
         for name, c in count.items():
             if c > 0:
@@ -250,6 +251,7 @@ class WholeIndex:
         old = self.count.get(name, 0)
         if old == c:
             return
+        self.version += 1
         self.count[name] = c
         if old > 0:
             self.buckets[old].discard(name)
@@ -310,20 +312,44 @@ def charge_order(pods: Iterable[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda p: (not p.gpu_indices, p.namespace, p.name))
 
 
-def free_of(node: Node, product: str | None, pods: Iterable[Pod]) -> tuple[NodeFree, dict[PodKey, Charge]]:
+#: ``Request.of`` per distinct ``Resources`` (no per-node limit), for the bound pods of a cold cycle
+_REQUESTS: dict[Resources, Request] = {}
+
+
+def request_of(r: Resources) -> Request:
+    """``Request.of(r)``, remembered: a cold cycle at 10k nodes charged 30k bound pods, most of
+    them asking one of a few shapes (bench/README.md, issue 16 fourth session)."""
+    req = _REQUESTS.get(r)
+    if req is None:
+        if len(_REQUESTS) >= 4096:
+            _REQUESTS.clear()
+        req = _REQUESTS[r] = Request.of(r)
+    return req
+
+
+def free_of(
+    node: Node,
+    product: str | None,
+    pods: Iterable[Pod],
+    empty: NodeFree | None = None,
+    ordered: Sequence[Pod] | None = None,
+) -> tuple[NodeFree, dict[PodKey, Charge]]:
     """One node's free state after ``pods`` (those holding resources there), and each pod's charge.
 
     Pods that name their GPU indices are charged first, so pods without indices fill around them.
     The result depends only on the node and its pods (objects are frozen), which is what lets
-    ``memo.Memo`` keep it between cycles while neither changes.
+    ``memo.Memo`` keep it between cycles while neither changes. ``empty`` (the node's
+    ``NodeFree.empty``, read only) and ``ordered`` (``charge_order(pods)``) save a caller that
+    has them the rebuild.
     """
-    nf = NodeFree.empty(node, product)
+    nf = NodeFree.empty(node, product) if empty is None else empty.clone()
     charges: dict[PodKey, Charge] = {}
-    for pod in charge_order(pods):
-        req = Request.of(pod.requests)
+    name = node.name
+    for pod in charge_order(pods) if ordered is None else ordered:
+        req = request_of(pod.requests)
         indices = _pod_indices(nf, pod, req)
         nf.charge(req, indices)
-        charges[pod.key] = Charge(node.name, req, indices)
+        charges[pod.key] = Charge(name, req, indices)
     return nf, charges
 
 

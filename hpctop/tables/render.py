@@ -126,7 +126,7 @@ def render_table(rows: Sequence[Row], columns: Sequence[Column], *, header: bool
 
 
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-_NON_ASCII = re.compile("[^\x00-\x7f]")
+_NON_ASCII = re.compile("[^\x00-\x7e]")  # DEL (0x7f) too: a control character
 
 
 def _escape_non_ascii(match: re.Match[str]) -> str:
@@ -177,7 +177,7 @@ def render_json(rows: Sequence[Row] | Mapping[str, Any]) -> str:
     except orjson.JSONEncodeError:
         return json.dumps(rows, indent=2, sort_keys=True, allow_nan=False) + "\n"
     text = data.decode()
-    if not data.isascii():
+    if not data.isascii() or b"\x7f" in data:
         text = _NON_ASCII.sub(_escape_non_ascii, text)
     return text + "\n"
 

@@ -363,7 +363,7 @@ class ActionFlows(Ticking):
 
         def ask(previews: list[Preview]) -> None:
             self.action_busy = False
-            self._ask(preview_text(title, previews, names), requests, previews)
+            self._ask(preview_text(title, previews, names, simulated=self.simulated), requests, previews)
 
         self.off_loop(lambda: self._previews(requests), ask, "preview")
 
@@ -433,7 +433,9 @@ class ActionFlows(Ticking):
                 )
                 continue
             ok = bool(outcome.ok)
-            message = outcome.message + ("; " + "; ".join(outcome.changes) if outcome.changes else "")
+            # the changes once: an actuator whose message already lists them is not repeated
+            extra = [c for c in outcome.changes if c not in outcome.message]
+            message = "; ".join([outcome.message, *extra])
             self.journal.add(req.job, JournalEntry(self.session.now, req.kind.value, ok, message))
         if outcomes:
             first = outcomes[0][0]
@@ -449,7 +451,7 @@ class ActionFlows(Ticking):
             done = sum(r.outcome != Outcome.GONE for r in oks)
             failed = len(oks) < len(results)
             self.notify(
-                summary(action, results),
+                summary(action, results) + (" (in the simulated cluster)" if self.simulated else ""),
                 severity="error" if failed and not done else "information",
                 markup=False,
             )
@@ -514,5 +516,12 @@ class ActionFlows(Ticking):
             kind = f"{'Open' if policy == 'None' else 'Close'} (spec.stopPolicy {policy})"
             body.append_text(preview_text(f"{kind}, as it is now", previews, names, noun="queue"))
         else:
-            body.append_text(preview_text(f"{kind} {len(previews)} job(s), as they are now", previews, names))
+            body.append_text(
+                preview_text(
+                    f"{kind} {len(previews)} job(s), as they are now",
+                    previews,
+                    names,
+                    simulated=self.simulated,
+                )
+            )
         self._ask(body, [p.request for p in previews], previews)

@@ -94,7 +94,15 @@ KEYMAP: tuple[KeySpec, ...] = (
     # -- actions (app-wide so they also work in the job detail screen) ---------------------------
     KeySpec("cancel", "c", "job_action('cancel')", "Cancel", "Cancel the selected/marked jobs", "app"),
     KeySpec("requeue", "r", "job_action('requeue')", "Requeue", "Requeue the selected/marked jobs", "app"),
-    KeySpec("hold", "h", "job_action('hold')", "Hold", "Hold pending jobs (they will not start)", "app"),
+    # not only pending ones: a running Kubernetes job can be held too (suspended, its pods stopped)
+    KeySpec(
+        "hold",
+        "h",
+        "job_action('hold')",
+        "Hold",
+        "Hold jobs until released (a running one is stopped)",
+        "app",
+    ),
     KeySpec("release", "u", "job_action('release')", "Release", "Release held jobs", "app"),
     KeySpec("priority", "p", "job_action('priority')", "Priority", "Set a job's priority value", "app"),
     KeySpec("move", "m", "job_action('move')", "Move", "Move jobs to another queue", "app"),
@@ -103,7 +111,15 @@ KEYMAP: tuple[KeySpec, ...] = (
     KeySpec("cursor_up", "up,k", "cursor(-1)", "Up", "Previous job", "jobs", False),
     KeySpec("page_down", "pagedown,ctrl+d", "page(1)", "Page down", "One screen of jobs down", "jobs", False),
     KeySpec("page_up", "pageup,ctrl+u", "page(-1)", "Page up", "One screen of jobs up", "jobs", False),
-    KeySpec("first", "home,g", "jump(0)", "First", "First job", "jobs", False),
+    KeySpec(
+        "first",
+        "home,g",
+        "jump(0)",
+        "First",
+        "First job; the cursor stays on the top row as jobs arrive",
+        "jobs",
+        False,
+    ),
     KeySpec("last", "end,G", "jump(-1)", "Last", "Last job", "jobs", False),
     KeySpec("detail", "enter", "detail", "Detail", "Open the job detail screen", "jobs"),
     KeySpec("mark", "space", "mark", "Mark", "Mark/unmark the job for bulk actions", "jobs"),

@@ -49,7 +49,8 @@ class ObjectViewFlows(ConsoleBase):
 
             def show(objects: list[dict[str, Any]]) -> None:
                 lines = manifests_yaml(objects)
-                note = f"{len(objects)} object(s), as the API server has them now"
+                holder = "the simulated cluster" if self.simulated else "the API server"
+                note = f"{len(objects)} object(s), as {holder} has them now"
                 self.push_screen(TextScreen(f"YAML of {shown}", lambda: (note, lines)))
 
             self.off_loop(lambda: views.manifests(key), show, "yaml")
@@ -88,9 +89,12 @@ class ObjectViewFlows(ConsoleBase):
     def _follow(self, views: ObjectViews, namespace: str, pod: str, container: str) -> None:
         feed: LogFeed = views.follow_log(namespace, pod, container)
 
+        # the simulator writes a made-up log for each pod: said, so nobody reads it as a real job's
+        made_up = " (the simulator's made-up log)" if self.simulated else ""
+
         def read() -> tuple[str, list[str]]:
             lines = feed.lines()
-            return feed.note, lines
+            return feed.note + made_up, lines
 
         title = f"Log of {namespace}/{pod} [{container}]"
         self.push_screen(TextScreen(title, read, follow=True, on_close=feed.close))

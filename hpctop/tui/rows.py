@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from hpctop.model.objects import Job, JobKey
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.runtime.slurm_join import SLURM_REASON_SOURCE
-from hpctop.scheduling.observed import FORECAST_MARK, merge
+from hpctop.scheduling.observed import FORECAST_MARK, OWN_SCHEDULER, JobView, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.sanitize import sanitize_display
 
@@ -44,21 +44,24 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     # JOB is namespace/name: one column (a separate NAME only repeated the part after the slash)
     Column("JOB", 32, priority=0, min_width=22, flex=True),
-    Column("USER", 8, priority=3),
-    Column("QUEUE", 20, priority=5),
-    Column("PARTITION", 9, priority=6),
+    # 80 columns (squeue's default set): JOB, USER, ST, ORDER, GPUS, TIME and a REASON that can
+    # be read; PRIO (sprio's, also in the detail), PARTITION and ETA come in from 100 columns
+    Column("USER", 8, priority=2),
+    Column("QUEUE", 20, priority=6),
+    Column("PARTITION", 9, priority=4),
     Column("ST", 2, priority=0),
     # the core's evaluation order of pending jobs (YuniKorn's two steps: lowest-share queue, then
     # highest priority): why a job with a higher PRIO can wait behind one with a lower
     Column("ORDER", 6, "right", priority=1),
-    Column("PRIO", 6, "right", priority=2),
+    Column("PRIO", 6, "right", priority=3),
     Column("GANG", 5, "right", priority=7),
     Column("GPUS", 5, "right", priority=1),
     # TIME as squeue: run time, 0:00 until the job starts; WAIT: time since submission until start
     Column("TIME", 9, "right", priority=2),
     Column("WAIT", 9, "right", priority=6),
-    Column("ETA", 9, "right", priority=4),
-    Column("REASON", 24, priority=0, min_width=8, flex=True),
+    Column("ETA", 9, "right", priority=5),
+    # the narrowest REASON still holds most reason words whole (QuotaExceeded, NodeUnavailable)
+    Column("REASON", 24, priority=0, min_width=15, flex=True),
 )
 COLUMN_NAMES = tuple(c.name for c in COLUMNS)
 #: sort keys that are no column of their own (code and tests may sort by them)
@@ -68,19 +71,26 @@ SORT_KEYS = COLUMN_NAMES + EXTRA_SORT_KEYS
 
 def fit_columns(width: int) -> list[tuple[Column, int]]:
     """The columns shown in ``width`` cells (each plus a one-cell gap), in display order, with
-    their widths: columns go in by priority while their narrowest widths fit, then the flexible
-    ones (JOB, REASON) grow towards their preferred width with what is left, then the others."""
+    their widths: columns go in by priority until the next one's narrowest width does not fit (the
+    must-haves, priority 0, always: JOB, ST, REASON), then the flexible
+    ones grow towards their preferred width with what is left (REASON first: a pending job's reason
+    is what a narrow screen is for; then JOB), and a wide terminal gives REASON the rest."""
     chosen: set[str] = set()
     used = 0
     for col in sorted(COLUMNS, key=lambda c: c.priority):
         need = (col.min_width if col.flex else col.width) + 1
-        if used + need <= width or not chosen:
-            chosen.add(col.name)
-            used += need
+        if used + need > width and col.priority > 0:
+            # strictly by priority: a narrow GANG slipping in where PRIO did not fit made columns
+            # come and go one cell apart (PRIO at 81 columns, GANG instead at 80)
+            break
+        chosen.add(col.name)
+        used += need
     shown = [c for c in COLUMNS if c.name in chosen]
     widths = {c.name: (c.min_width if c.flex else c.width) for c in shown}
     spare = width - used
-    for col in (c for c in shown if c.flex):
+    if spare < 0:  # narrower than the must-haves: REASON gives up what is missing (down to 4 cells)
+        widths["REASON"] = max(widths["REASON"] + spare, 4)
+    for col in sorted((c for c in shown if c.flex), key=lambda c: c.name != "REASON"):
         grow = min(col.width - widths[col.name], max(spare, 0))
         widths[col.name] += grow
         spare -= grow
@@ -119,6 +129,10 @@ class JobRow:
     category: str  # pending | running | done | other: precomputed for counts and quick filters
     #: "forecast" when the ETA is hpctop's estimate for another scheduler's job (shown with "~")
     eta_source: str | None = None
+    #: "forecast" when ORDER is hpctop's estimate of another scheduler's order (KAI, Kueue,
+    #: Volcano, YuniKorn: shown with "~", as the ETA), "scheduler" when hpctop's own scheduler owns
+    #: the job (its order is the truth); None when the job is not waiting its turn
+    order_source: str | None = None
 
     @property
     def st(self) -> str:
@@ -186,16 +200,30 @@ def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
         row.queue,
         row.partition,
         row.st,
-        "" if row.order is None or order is None else str(order),
+        "" if row.order is None or order is None else _order_text(row, order),
         str(row.prio),
         row.gang,
         fmt_gpus(row.gpus),
         fmt_duration(row.elapsed(now)),
-        fmt_duration(row.waited(now)),
+        fmt_duration(row.waited(now)) if row.submit > 0 else "",  # 0: not known (1970 is no submit time)
         (FORECAST_MARK if row.eta_source == "forecast" and row.eta is not None else "")
         + (fmt_eta(row.eta, now) if row.state.is_pending else ""),
         row.reason,
     )
+
+
+def _order_text(row: JobRow, order: int) -> str:
+    return (FORECAST_MARK if row.order_source == "forecast" else "") + str(order)
+
+
+def order_source(view: JobView) -> str | None:
+    """Whose word the job's ORDER is (ARCHITECTURE.md "observed vs forecast"): the core's order is
+    the scheduler's own only where hpctop's scheduler binds the job and no queueing layer (KAI's
+    queues, Kueue, ...) decides when it starts, the same test :func:`merge` makes for the ETA."""
+    if view.order is None:
+        return None
+    ours = view.binder == OWN_SCHEDULER and view.queue_layer is None
+    return "scheduler" if ours else "forecast"
 
 
 def is_held(job: Job, plan: JobPlan | None) -> bool:
@@ -253,6 +281,7 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         haystack=hay,
         category=category,
         eta_source=view.eta_source,
+        order_source=order_source(view) if order is not None else None,
     )
 
 

@@ -26,7 +26,7 @@ SETTLE_STEPS = 20
 #: (file name, theme, keys pressed, terminal size): the usual 160x48, and the smallest and a
 #: large terminal a user has (the layout changes with the size; see hpctop.tcss)
 SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
-    # home: the top of the scheduler's order (the cursor otherwise stays on the job it was on)
+    # home: the top of the scheduler's order (where the cursor stays until a job is picked)
     ("main", "hpctop-dark", ("home",), SIZE),
     ("main-80x24", "hpctop-dark", ("home",), SMALL),
     ("main-200x50", "hpctop-dark", ("home",), LARGE),

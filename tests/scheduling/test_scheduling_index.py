@@ -280,6 +280,80 @@ def test_backfill_search_matches_the_sorted_event_sweep(seed: int) -> None:
         assert fast.budget == plain.budget
 
 
+def single_ref(
+    profile: Profile, nodes: Sequence[str], req: Request, until: float
+) -> tuple[float, list[tuple[str, tuple[int, ...]]]] | None:
+    """The one-member search as it was before its walks were kept: each node walked afresh."""
+    if (not profile.releases and not profile.reservations) or profile.budget <= 0:
+        return None  # ``earliest_start``'s guard
+    best: tuple[float, NodeFree] | None = None
+    bound = until
+    for name in nodes:
+        if profile.reserved(name):
+            points = profile.change_points(name)
+            for point in points:
+                if point <= profile.now:
+                    continue
+                if point >= bound:
+                    break
+                nf = profile.avail(name, point, INF)
+                if nf.fits_one(req):
+                    best, bound = (point, nf), point
+                    break
+            continue
+        releases = profile.releases.get(name)
+        if not releases or releases[0][0] >= bound:
+            continue
+        scratch: NodeFree | None = None
+        k = 0
+        while k < len(releases) and releases[k][0] < bound and profile.budget > 0:
+            t = releases[k][0]
+            profile.budget -= 1
+            if scratch is None:
+                scratch = profile.live[name].clone()
+            while k < len(releases) and releases[k][0] == t:
+                scratch.charge(releases[k][1], releases[k][2], -1)
+                k += 1
+            if scratch.fits_one(req):
+                best, bound = (t, scratch), t
+                break
+    if best is None:
+        return None
+    start, nf = best
+    return start, [(nf.name, nf.clone().place(req))]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_single_member_search_matches_the_plain_walk(seed: int) -> None:
+    """Kept walks (``Profile.single_fit``) give the same answer and the same budget charge, search
+    after search, while placements and reservations change some nodes in between."""
+    fast, names = _random_profile(seed)
+    plain, _ = _random_profile(seed)
+    rng = random.Random(seed * 31)
+    found = 0
+    for _ in range(6):
+        req = Request(rng.choice((0, 4000)), 2**30, (), rng.choice((1, 2, 4, 8)), 0)
+        until = rng.choice((INF, 1300.0, 2500.0))
+        fast.budget = plain.budget = rng.choice((10_000, fast.budget, 3, 2, 1))  # where it runs out
+        got = earliest_start(fast, names, req, 1, until)
+        assert got == single_ref(plain, names, req, until)
+        assert fast.budget == plain.budget
+        found += got is not None
+        name = rng.choice(names)
+        one = Request(1000, 2**30, (), 1, 0)
+        place, later = rng.random() < 0.5, rng.choice((30.0, 45.0, 500.0, 700.0))
+        for profile in (fast, plain):  # the same change on both
+            if place:
+                profile.live[name].charge(one, (7,))
+                profile.add_release(name, profile.now + later, one, (7,))
+            else:
+                profile.add_reservation(
+                    ("ns", "Job", "later"), "p", profile.now + later, INF, [(name, (6,))], one
+                )
+    if seed == 0:
+        assert found  # not vacuous: some searches find a start
+
+
 # -- whole cycles: the index on and off ----------------------------------------------------------
 
 

@@ -362,12 +362,16 @@ AccountingStorageTRES=gres/gpu"""
             ]
         )
         self._wait(socket_path.exists, timeout, "mariadbd")
-        self._spawn([str(which("slurmdbd")), "-D"])
-        self._wait(self._dbd_up, timeout, "slurmdbd")
+        self.start_slurmdbd(timeout)
         self.sacctmgr("add", "cluster", "hpctop")
         # two runs: one run keeps the QOS list it read first, so users can name only QOS made before it
         self.sacctmgr_script([c for c in ACCOUNTING if c[:2] == ("add", "qos")])
         self.sacctmgr_script([c for c in ACCOUNTING if c[:2] != ("add", "qos")])
+
+    def start_slurmdbd(self, timeout: float = 20.0) -> None:
+        """slurmdbd (again, after a test stopped it), back when sacctmgr reaches it."""
+        self._spawn([str(which("slurmdbd")), "-D"])
+        self._wait(self._dbd_up, timeout, "slurmdbd")
 
     def _dbd_up(self) -> bool:
         done = self.run([str(which("sacctmgr")), "-n", "-P", "show", "cluster"], check=False)

@@ -98,13 +98,16 @@ def test_queues_qos_reads_like_sacctmgr_show_qos(acct: RealSlurm) -> None:
     )
 
 
-def _fill(cluster: RealSlurm) -> list[str]:
-    """A job on every CPU, then pending jobs under three QOS and accounts (what sprio lists)."""
-    blocker = cluster.sbatch("-A", "chemistry", "-N", "3", "-n", "12")
+def _fill(cluster: RealSlurm, *, account: str | None = "chemistry") -> list[str]:
+    """A job on every CPU, then pending jobs (what sprio lists): under three QOS and accounts, or
+    (``account=None``, a cluster without accounting) plain ones."""
+    blocker = cluster.sbatch(*(("-A", account) if account else ()), "-N", "3", "-n", "12")
     _wait(
         "the blocker running",
         lambda: "RUNNING" in cluster.run(["squeue", "-h", "-j", blocker, "-o", "%T"]).stdout,
     )
+    if account is None:
+        return [blocker, cluster.sbatch("-n", "1")]
     return [
         blocker,
         cluster.sbatch("-A", "physics", "--qos=high", "-n", "2"),
@@ -140,12 +143,12 @@ def test_without_slurmdbd_qos_and_prio_degrade_to_a_note(slurm: RealSlurm) -> No
     qos = _cli(slurm, "queues", "--qos")
     assert qos.returncode == 1 and qos.stdout == ""
     assert len(qos.stderr.splitlines()) == 1 and "serves no /slurmdb" in qos.stderr, qos.stderr
-    slurm.sbatch("-N", "3", "-n", "12")
-    pending = slurm.sbatch("-n", "1")
+    pending = _fill(slurm, account=None)[1]
     prio = _cli(slurm, "prio", "-o", "json")
     assert prio.returncode == 0, prio.stderr
     rows = {r["id"]: r for r in json.loads(prio.stdout)}
     assert rows[pending]["qos_factor"] is None  # no QOS to read it from, and no note for what was not asked
+    assert prio.stderr == ""
 
 
 def test_slurmdbd_down_is_a_note_not_a_crash(acct: RealSlurm) -> None:
@@ -153,12 +156,16 @@ def test_slurmdbd_down_is_a_note_not_a_crash(acct: RealSlurm) -> None:
     dbd = acct.daemon("slurmdbd")
     dbd.terminate()
     dbd.wait(timeout=10)
-    qos = _cli(acct, "queues", "--qos")
-    shares = _cli(acct, "queues")
+    acct.procs.remove(dbd)
+    try:
+        qos = _cli(acct, "queues", "--qos")
+        shares = _cli(acct, "queues")
+        prio = _cli(acct, "prio", "-o", "json")
+    finally:
+        acct.start_slurmdbd()  # the module's cluster stays whole for whatever runs after
     for done in (qos, shares):
         assert done.returncode == 1 and done.stdout == "", done.stdout
         assert len(done.stderr.splitlines()) == 1, done.stderr
         assert "Slurm: slurmrestd 500" in done.stderr and "slurmdbd" in done.stderr, done.stderr
-    prio = _cli(acct, "prio", "-o", "json")
     assert prio.returncode == 0, prio.stderr
     assert "no QOS factors" in prio.stderr and len(prio.stderr.splitlines()) == 1

@@ -12,15 +12,46 @@ no limit).
 
 from __future__ import annotations
 
+import copy
 import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from hpctop.backends.slurm.wire import parse_association, shares_from_associations
+from hpctop.cli import main
+from tests.cli.test_cli_hostile import check_clean
 from tests.slurm.accounting import assert_shares_read_like_sshare, qos_values, sacctmgr_qos, sshare_rows
-from tests.slurm.recorded import FIXTURES, RecordedSlurm
-from tests.slurm.test_recorded_versions import VERSIONS, _hpctop
+from tests.slurm.recorded import FIXTURES, TOKEN, RecordedSlurm, load
+from tests.slurm.test_recorded_versions import VERSIONS
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(
+    private_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., Done]:
+    """``hpctop ARGS --slurm-url <server>`` in this process (no interpreter start per call)."""
+    for name in [n for n in os.environ if n.startswith("SLURM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SLURM_JWT", TOKEN)
+    monkeypatch.setenv("HPCTOP_NO_CACHE", "1")
+
+    def run(server: RecordedSlurm, *args: str) -> Done:
+        code = main([*args, "--slurm-url", server.url, "--slurm-user", "alice"])
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+
+    return run
 
 
 def _recorded() -> dict[str, Any]:
@@ -42,11 +73,11 @@ def test_the_recording_is_a_real_2205_with_accounting() -> None:
     assert all(a["usage"] is None for a in data["associations"]["associations"])
 
 
-def test_queues_from_recorded_2205_associations_read_like_its_sshare() -> None:
+def test_queues_from_recorded_2205_associations_read_like_its_sshare(cli: Callable[..., Done]) -> None:
     data = _recorded()
     with _server(data) as server:
-        done = _hpctop(server, "queues", "-o", "json")
-        text = _hpctop(server, "queues")
+        done = cli(server, "queues", "-o", "json")
+        text = cli(server, "queues")
     assert done.returncode == 0, done.stderr
     assert_shares_read_like_sshare(json.loads(done.stdout), sshare_rows(data["sshare"]))
     assert "not served" in done.stderr and len(done.stderr.splitlines()) == 1
@@ -56,10 +87,10 @@ def test_queues_from_recorded_2205_associations_read_like_its_sshare() -> None:
     assert ["theory", "parent", "0.731707"] in lines
 
 
-def test_queues_qos_from_recorded_2205_reads_like_its_sacctmgr() -> None:
+def test_queues_qos_from_recorded_2205_reads_like_its_sacctmgr(cli: Callable[..., Done]) -> None:
     data = _recorded()
     with _server(data) as server:
-        done = _hpctop(server, "queues", "--qos", "-o", "json")
+        done = cli(server, "queues", "--qos", "-o", "json")
     assert done.returncode == 0, done.stderr
     assert qos_values(json.loads(done.stdout)) == sacctmgr_qos(data["sacctmgr_qos"])
 
@@ -90,11 +121,11 @@ def test_fair_tree_norm_shares_and_a_parent_sharing_account() -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_queues_qos_from_a_newer_version(version: str) -> None:
+def test_queues_qos_from_a_newer_version(cli: Callable[..., Done], version: str) -> None:
     with RecordedSlurm(version) as server:
-        done = _hpctop(server, "queues", "--qos", "-o", "json")
-        text = _hpctop(server, "queues", "--qos")
-        prio = _hpctop(server, "prio", "-o", "json")
+        done = cli(server, "queues", "--qos", "-o", "json")
+        text = cli(server, "queues", "--qos")
+        prio = cli(server, "prio", "-o", "json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert qos_values(rows) == [
@@ -112,3 +143,27 @@ def test_queues_qos_from_a_newer_version(version: str) -> None:
     # prio's QOS factor: every recorded job is in "normal" (priority 0 of at most 400)
     assert prio.returncode == 0 and prio.stderr == "", prio.stderr
     assert {(r["qos"], r["qos_factor"]) for r in json.loads(prio.stdout)} == {("normal", 0.0)}
+
+
+def test_queues_qos_needs_slurm(cli: Callable[..., Done], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["queues", "--qos", "--demo"]) == 2
+    assert "needs --slurm-url" in capsys.readouterr().err
+
+
+def test_hostile_qos_and_account_names_reach_no_output_raw(cli: Callable[..., Done]) -> None:
+    """A QOS, its description and an account are cluster text: escapes and controls never pass raw."""
+    hostile = "\x1b]52;c;ZXZpbA==\x07\u202e"
+    _, responses = load("v0.0.44")
+    responses = copy.deepcopy(responses)
+    responses["qos"]["qos"][1]["name"] = f"high{hostile}"
+    responses["qos"]["qos"][1]["description"] = hostile
+    responses["qos"]["qos"][1]["preempt"]["list"] = [f"low{hostile}"]
+    responses["shares"]["shares"]["shares"][1]["name"] = f"research{hostile}"
+    with RecordedSlurm("v0.0.44", responses=responses) as server:
+        for args in (("queues", "--qos"), ("queues",)):
+            for fmt in ("table", "json", "csv", "tsv"):
+                done = cli(server, *args, "-o", fmt)
+                assert done.returncode == 0, done.stderr
+                assert "high" in done.stdout or "research" in done.stdout
+                check_clean(done.stdout, fmt)
+                check_clean(done.stderr, "table")

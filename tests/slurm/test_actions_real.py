@@ -116,7 +116,9 @@ def test_each_action_shows_in_squeue(slurm: RealSlurm, tmp_path: Path) -> None:
 
 def test_read_only_sends_no_mutating_request(slurm: RealSlurm, tmp_path: Path) -> None:
     running, waiting, behind = _queue(slurm)
-    before = _squeue(slurm)
+    # the state to compare with once slurmctld has given the waiting jobs their reasons (a pending
+    # job reads "None" until the scheduler's first pass over it)
+    before = _until(slurm, lambda r: all(r[j][1] != "None" for j in (waiting, behind)))
     with RecordingProxy(slurm.url) as proxy:
         actions = _actions(slurm, AuditLog(tmp_path / "audit.jsonl"), url=proxy.url, read_only=True)
         tries = [

@@ -728,6 +728,7 @@ async def test_logs_and_yaml_on_the_demo_read_only_at_80x24() -> None:
         assert isinstance(app.screen, TextScreen)
         shown = str(app.screen.query_one("#text-body").render())
         assert "Log of " in shown and "[main]" in shown and " INFO " in shown
+        assert "the simulator's made-up log" in shown  # not to be read as a real job's log
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("y")
@@ -735,6 +736,7 @@ async def test_logs_and_yaml_on_the_demo_read_only_at_80x24() -> None:
         assert isinstance(app.screen, TextScreen)
         shown = str(app.screen.query_one("#text-body").render())
         assert "apiVersion:" in shown and f"name: {job.pods[0][1]}" in shown
+        assert "as the simulated cluster has them now" in shown and "API server" not in shown
     # the same pod, container and span always give the same lines
     assert log_lines("p-0", "main", 0.0, 3600.0) == log_lines("p-0", "main", 0.0, 3600.0)
     assert log_lines("p-0", "main", 0.0, 3600.0) != log_lines("p-1", "main", 0.0, 3600.0)

@@ -6,7 +6,9 @@ Slinky's v0.0.42 and newer, and the shapes differ. v0.0.38 sends plain integers 
 v0.0.40+ wraps numbers as ``{"set", "infinite", "number"}``, sends a node's state as one list
 (base state and flags together) and nests a partition (``priority.tier``, ``maximums.time``,
 ``partition.state``). The parsers here read both into the same frozen records, so nothing above
-the source knows which version answered.
+the source knows which version answered. slurmdbd's QOS have the same nesting in v0.0.38 and
+v0.0.40+ (``limits.max.tres.per.user``...), only the numbers are wrapped; its associations stand in
+for ``/shares`` before v0.0.40 (:func:`shares_from_associations`: what they cannot give is None).
 
 A malformed object (no name, a non-object) raises :class:`MalformedObject`; the client skips it
 and counts it, it is never half-applied.

@@ -614,13 +614,12 @@ class Reflector:
             self._bad("oversized watch line")
             return None
         try:
-            event = decode_event(kind, line)
+            event = self.store.apply_line(kind, line)  # decode + apply (a held pod: what moved)
         except DecodeError as exc:
             if b'"ERROR"' in line:
                 self._raise_in_stream_error(line)
             self._bad(exc)
             return None
-        self.store.apply(event)
         return event.resource_version
 
     def _bad(self, problem: str | DecodeError) -> None:

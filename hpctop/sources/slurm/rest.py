@@ -9,6 +9,9 @@ slurmrestd ``v0.0.42`` and newer; the server's OpenAPI document lists the paths 
 spells collections with a trailing ``/``), and the highest known version is used. v0.0.40+ wraps
 numbers as ``{"set", "infinite", "number"}`` and states as lists; :mod:`hpctop.backends.slurm.wire`
 reads both shapes. A malformed entry is skipped and counted in ``SlurmRest.skipped``.
+Accounting (QOS, associations) is slurmdbd's, served under ``/slurmdb/<version>/`` only when
+slurmrestd runs its ``openapi/dbv0.0.x`` plugin beside a slurmdbd: :meth:`SlurmRest.db_path`
+finds it, and its absence or a slurmdbd that is down is one :class:`SlurmError`, never a crash.
 """
 
 from __future__ import annotations

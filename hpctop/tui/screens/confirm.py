@@ -32,20 +32,30 @@ from hpctop.tui.sanitize import has_flagged, sanitize_display
 R = TypeVar("R")
 
 
-def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str], noun: str = "job") -> Text:
+def preview_text(
+    title: str, previews: Sequence[Preview], names: Sequence[str], noun: str = "job", simulated: bool = False
+) -> Text:
+    """What confirming would do, before anything is done: each change as "→ …" (a "✓" read as done
+    already), each refusal as "✗ …". ``simulated``: the changes are the simulated cluster's (the
+    requests listed are what a live cluster would be sent, and nothing is sent anywhere)."""
     t = Text()
-    t.append(title + "\n\n", style="bold")
+    t.append(title + "\n", style="bold")
+    if simulated:
+        t.append("In the simulated cluster, if you confirm (no real cluster is touched):\n", style="dim")
+    t.append("\n")
     flagged = [n for n in names if has_flagged(n)]
     for p in previews:
         if p.allowed:
             for change in p.changes:
-                t.append("  ✓ ")
+                t.append("  → ")
                 t.append(sanitize_display(change, cap=400))
                 t.append("\n")
         else:
             t.append("  ✗ ", style="bold red")
             t.append(sanitize_display(f"{p.request.job[0]}/{p.request.job[2]}: {p.refusal}", cap=400))
             t.append("\n")
+        if p.requests and simulated:
+            t.append("      a live cluster would be sent:\n", style="dim")
         for req in p.requests:
             t.append("      ")
             t.append(sanitize_display(req, cap=400), style="dim")
@@ -57,7 +67,8 @@ def preview_text(title: str, previews: Sequence[Preview], names: Sequence[str], 
             t.append(sanitize_display(n, cap=200))
             t.append("\n")
     allowed = sum(1 for p in previews if p.allowed)
-    t.append(f"\n{allowed} of {len(previews)} {noun}(s) will be changed. Confirm? (y/n)")
+    where = " in the simulated cluster" if simulated else ""
+    t.append(f"\n{allowed} of {len(previews)} {noun}(s) will be changed{where}. Confirm? (y/n)")
     return t
 
 

@@ -21,11 +21,11 @@ from hpctop.model.history import JournalEntry
 from hpctop.model.objects import Job, JobKey, Pod, Workload
 from hpctop.model.store import Snapshot
 from hpctop.model.topology import job_topology
-from hpctop.scheduling.observed import OWN_SCHEDULER, merge
+from hpctop.scheduling.observed import FORECAST_MARK, OWN_SCHEDULER, merge
 from hpctop.scheduling.types import JobPlan
 from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
-from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held
+from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held, order_source
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 from hpctop.tui.topology_text import topology_lines
 
@@ -77,11 +77,13 @@ def detail_text(
         t.append(f"partition {_s(part or '-')}  ")
     value = "-" if job.priority_value is None else str(job.priority_value)
     t.append(f"priority class {_s(job.priority_class or '-')} (value {value})\n")
-    t.append(f"submitted {fmt_clock(job.submit_time)}")
+    # a submit time of 0 is one the cluster did not say (a recording without creation times), not 1970
+    known = job.submit_time > 0
+    t.append(f"submitted {fmt_clock(job.submit_time) if known else '-'}")
     if job.start_time is not None:
-        t.append(
-            f"  started {fmt_clock(job.start_time)} (waited {fmt_duration(job.start_time - job.submit_time)})"
-        )
+        t.append(f"  started {fmt_clock(job.start_time)}")
+        if known:
+            t.append(f" (waited {fmt_duration(job.start_time - job.submit_time)})")
     if job.end_time is not None:
         t.append(f"  ended {fmt_clock(job.end_time)}")
     if job.time_limit:
@@ -120,8 +122,25 @@ def detail_text(
                 t.append("  ")
                 t.append(sanitize_display(reason.message, cap=DETAIL_CAP, keep_newlines=True))
                 t.append("\n")
-        if order is not None and not held:
+        elif plan is not None and plan.placement is not None:
+            # "Why pending" over nothing but an ETA of now read as a missing reason (REASON is empty)
+            if view.binder == OWN_SCHEDULER and view.queue_layer is None:
+                t.append(
+                    "  nothing holds it back: placed in the scheduler's last pass, it starts when bound\n"
+                )
+            else:
+                t.append("  its scheduler gives no reason; hpctop's core would place it now (a forecast)\n")
+        estimate = order_source(view) == "forecast"
+        who = _s(view.queue_layer or view.binder or "its scheduler", 64)
+        if order is not None and not held and estimate:
+            t.append(
+                f"  ORDER {FORECAST_MARK}{order}: hpctop's estimate of its place among the jobs waiting "
+                f"(not {who}'s own order)\n"
+            )
+        elif order is not None and not held:
             t.append(f"  ORDER {order}: the scheduler tries it {order}. among the jobs waiting\n")
+        elif plan is not None and plan.order is not None and not held and estimate:
+            t.append(f"  hpctop's estimate: {who} tries it about {plan.order + 1}. among the pending jobs\n")
         elif plan is not None and plan.order is not None and not held:
             t.append(f"  tried {plan.order + 1}. in the scheduler's last pass over the pending jobs\n")
         elif held:
@@ -174,6 +193,12 @@ def detail_text(
         t.append(f"  {_s(pod.name, 80):<32} {pod.phase:<10} node {_s(pod.node_name or '-', 64):<16} {gpus}")
         if pod.restart_count:
             t.append(f" restarts {pod.restart_count}")
+        if pod.claims is not None and pod.claims.claim_names():
+            # DRA: the GPUs are held through these claims (resource.k8s.io), not a device count
+            t.append(f"  ResourceClaim {_s(', '.join(pod.claims.claim_names()), 200)}")
+        for device, health in (pod.claims.health if pod.claims is not None else ())[:8]:
+            if health != "Healthy":
+                t.append(f"  {_s(device, 120)} {_s(health, 16)}", style="bold")
         t.append("\n")
     if len(pods) > 200:
         t.append(f"  … {len(pods) - 200} more\n")

@@ -40,6 +40,28 @@ def help_table(keymap: Mapping[str, str], read_only: bool) -> Table:
     return table
 
 
+#: what the columns and marks of the panes mean (a key table alone left ORDER and ``~`` unexplained)
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("ORDER", "where the scheduler tries a waiting job (lowest-share queue first, then priority)"),
+    ("~", "hpctop's estimate, where another scheduler decides (KAI, Kueue, Volcano, YuniKorn)"),
+    ("TIME / WAIT", "run time (0:00 until it starts, as squeue) / submission to start"),
+    ("GANG", "members running / the gang's minimum"),
+    ("ETA", "when hpctop expects a waiting job to start; none while held or blocked"),
+    ("█ ░▒▓ · ✕ ⊘", "GPU in use, a fraction of one in use, free, down, cordoned"),
+    ("┃ ⇡ fs", "queue guarantee, using more than it, fair-share factor (1: nothing used)"),
+)
+
+
+def legend_table() -> Table:
+    """:data:`LEGEND` as two columns (a wrapped meaning stays in its column)."""
+    table = Table(box=None, expand=True, show_header=True, header_style="bold", title_justify="left")
+    table.add_column("columns and marks", no_wrap=True, style="bold")
+    table.add_column("what they mean")
+    for name, meaning in LEGEND:
+        table.add_row(Text(name), Text(meaning))
+    return table
+
+
 def display_key(key: str) -> str:
     """A key as the user types it: Textual's name of a punctuation key ("plus", "equals_sign",
     "backslash") becomes its character; names that read well ("down", "enter", "ctrl+p") stay."""
@@ -78,5 +100,6 @@ class HelpScreen(ModalScreen[None]):
             title = "hpctop keys" + ("  (read-only: actions hidden)" if self._read_only else "")
             yield Static(Text(title, style="bold"), id="help-title")
             yield Static(help_table(self._keymap, self._read_only), id="help-table")
+            yield Static(legend_table(), id="help-legend")
             if self._permissions:
                 yield Static(permissions_text(self._permissions), id="help-permissions")

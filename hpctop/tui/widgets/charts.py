@@ -72,11 +72,53 @@ def tick_labels(ticks: list[float]) -> list[str]:
     return labels
 
 
+#: each chart's title where the plot is too narrow for the whole one (plotext leaves a title out
+#: that does not fit: at 80x24 the four charts had none)
+SHORT_TITLES: dict[str, str] = {
+    "GPUs in use, by partition": "GPUs in use",
+    "pending jobs, by queue": "pending jobs",
+    "jobs started / finished per minute": "jobs per min",
+    "jobs by wait (submit to start)": "jobs by wait",
+}
+
+
+def fit_title(title: str, width: int) -> str:
+    """``title``, or its short form where the plot is narrower than the title and the y axis."""
+    # plotext centres the title on the canvas and drops it when it runs past the plot: about the
+    # y axis (a tick label up to six cells and its ┤) less than the plot's width
+    return title if len(title) + 6 <= width else SHORT_TITLES.get(title, title)
+
+
+#: each chart's title
+TITLES = {
+    "alloc": "GPUs in use, by partition",
+    "pending": "pending jobs, by queue",
+    "throughput": "jobs started / finished per minute",
+    "waits": "jobs by wait (submit to start)",
+}
+
+
+class Chart(PlotextPlot):
+    """A plot whose title follows its width (:func:`fit_title`), set again on every resize: the
+    first draw can come before the layout gave the plot its width."""
+
+    def __init__(self, title: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.full_title = title
+
+    def fit_title(self) -> None:
+        self.plt.title(fit_title(self.full_title, self.size.width))
+
+    def on_resize(self) -> None:
+        self.fit_title()
+        self.refresh()
+
+
 class ChartsPane(Horizontal):
     def compose(self) -> ComposeResult:
         for name in ("alloc", "pending", "throughput", "waits"):
             with Vertical(classes="chart"):
-                yield PlotextPlot(id=f"chart-{name}")
+                yield Chart(TITLES[name], id=f"chart-{name}")
                 yield Static(id=f"legend-{name}", classes="chart-legend")
 
     def _colours(self) -> list[tuple[int, int, int]]:
@@ -107,11 +149,11 @@ class ChartsPane(Horizontal):
         def rel(ts: list[float]) -> list[float]:
             return [(t - t0) / 60 for t in ts]  # minutes since the first sample
 
-        def lines(name: str, title: str, series: dict[str, list[float]], times: list[float]) -> None:
-            plot = self.query_one(f"#chart-{name}", PlotextPlot)
+        def lines(name: str, series: dict[str, list[float]], times: list[float]) -> None:
+            plot = self.query_one(f"#chart-{name}", Chart)
             plt = plot.plt
             plt.clear_data()
-            plt.title(title)
+            plot.fit_title()
             labels = list(series)
             if len(times) > 1:
                 for i, label in enumerate(labels):
@@ -124,11 +166,11 @@ class ChartsPane(Horizontal):
 
         times, alloc = history.series("gpu_allocated")
         shown = {sanitize_display(k, cap=16): v for k, v in top_series(alloc).items()}
-        lines("alloc", "GPUs in use, by partition", shown, times)
+        lines("alloc", shown, times)
 
         times, pending = history.series("pending")
         queues = {sanitize_display(k.rsplit(".", 1)[-1], cap=16): v for k, v in top_series(pending).items()}
-        lines("pending", "pending jobs, by queue", queues, times)
+        lines("pending", queues, times)
 
         times, started, finished = history.throughput()
         # per minute, not per recorded interval (intervals follow the tick and the speed)
@@ -137,12 +179,12 @@ class ChartsPane(Horizontal):
             "started": [v / g for v, g in zip(started[1:], gaps, strict=True)],
             "finished": [v / g for v, g in zip(finished[1:], gaps, strict=True)],
         }
-        lines("throughput", "jobs started / finished per minute", rates, times[1:])
+        lines("throughput", rates, times[1:])
 
-        plot = self.query_one("#chart-waits", PlotextPlot)
+        plot = self.query_one("#chart-waits", Chart)
         plt = plot.plt
         plt.clear_data()
-        plt.title("jobs by wait (submit to start)")
+        plot.fit_title()
         waits = [w / 60 for w in history.waits]
         if waits:
             edges, counts, width = wait_histogram(waits)

@@ -300,19 +300,32 @@ class GpuPane(ScrollView, can_focus=True):
             return self._style("gpu-free")
         return self._style(queue_var(node.dominant_queue, self.queues))
 
-    def _totals_line(self, hits: list[tuple[int, int, str, int | str]]) -> list[Segment]:
+    def _totals_lines(self, width: int) -> list[tuple[list[Segment], list[tuple[int, int, str, int | str]]]]:
+        """Each partition's used/total, on as many lines as the pane's width needs: on one line
+        that was cut, the partitions after T4 were not on screen at 120 columns."""
+        out: list[tuple[list[Segment], list[tuple[int, int, str, int | str]]]] = []
         segs: list[Segment] = []
+        hits: list[tuple[int, int, str, int | str]] = []
+        x = 0
         label = self._style("primary", bold=True)
         dim = self._style("gpu-free")
         for group in self.map.partitions:
-            x = sum(seg.cell_length for seg in segs)
-            hits.append((x, x + cell_len(group.name), "partition", group.name))  # names sanitised in gpumap
-            segs.append(Segment(group.name, label))
-            segs.append(Segment(f" {_gpus(group.used)}/{_gpus(group.total)}", Style()))
+            item = [
+                Segment(group.name, label),
+                Segment(f" {_gpus(group.used)}/{_gpus(group.total)}", Style()),
+            ]
             if group.down:
-                segs.append(Segment(f" {DOWN}{group.down}", self._style("gpu-down")))
+                item.append(Segment(f" {DOWN}{group.down}", self._style("gpu-down")))
+            size = sum(seg.cell_length for seg in item)
+            if segs and x + size > width:
+                out.append((segs, hits))
+                segs, hits, x = [], [], 0
+            hits.append((x, x + cell_len(group.name), "partition", group.name))  # names sanitised in gpumap
+            segs.extend(item)
             segs.append(Segment("  ", dim))
-        return segs
+            x += size + 2
+        out.append((segs, hits))
+        return out
 
     def _models_line(self) -> list[Segment]:
         segs: list[Segment] = [Segment("models ", self._style("gpu-free"))]
@@ -326,8 +339,9 @@ class GpuPane(ScrollView, can_focus=True):
         hits: list[list[tuple[int, int, str, int | str]]] = []
         cursor_line = 0
         if self.zoom == "cluster":
-            hits.append([])
-            lines.append(self._totals_line(hits[-1]))
+            for segs, line_hits in self._totals_lines(width):
+                lines.append(segs)
+                hits.append(line_hits)
             row: list[Segment] = []
             row_hits: list[tuple[int, int, str, int | str]] = []
             used = 0

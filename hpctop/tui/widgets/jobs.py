@@ -92,6 +92,10 @@ class JobsTable(ScrollView, can_focus=True):
         self.ranks: dict[JobKey, int] = {}
         self._ranked: list[JobRow] | None = None
         self.cursor = 0
+        #: whether the user put the cursor on a job (a key, a click, a jump): from then on it follows
+        #: that job as rows come and go; before, it stays on the first row, so the head of the queue
+        #: (ORDER 1, 2, ...) stays on screen while jobs arrive above the one that happened to be first
+        self.picked = False
         self.marked: set[JobKey] = set()
         # the scheduler's own order first: pending jobs as the core tries them, then the rest
         self.sort_column = "ORDER"
@@ -193,9 +197,11 @@ class JobsTable(ScrollView, can_focus=True):
     def _show(self, view: list[JobRow], replaced: bool = False, at: int | None = None) -> None:
         """Show ``view``; ``replaced``: rows changed since the last view (the cursor's row may be new);
         ``at``: where the cursor's job is in ``view``, already found (by :meth:`prepare`)."""
-        current = self.current
+        current = self.current if self.picked else None
         self.view = view
-        if current is not None:
+        if not self.picked:
+            self.cursor = 0
+        elif current is not None:
             if at is None:
                 at = locate(view, current, self.sort_column, self.reverse, self.now, by_key=replaced)
             if at is not None:
@@ -226,6 +232,7 @@ class JobsTable(ScrollView, can_focus=True):
     def set_filters(self, filters: Filters) -> None:
         self.filters = filters
         self.cursor = 0
+        self.picked = False
         self._reapply()
 
     def select_key(self, key: JobKey) -> bool:
@@ -234,6 +241,7 @@ class JobsTable(ScrollView, can_focus=True):
             at = index_of_key(self.view, key)
             if at is not None:
                 self.cursor = at
+                self.picked = True
                 self._keep_cursor_visible()
                 self.refresh()
                 return True
@@ -265,6 +273,7 @@ class JobsTable(ScrollView, can_focus=True):
         if not self.view:
             return
         self.cursor = max(0, min(index, len(self.view) - 1))
+        self.picked = True
         self._keep_cursor_visible()
         self.refresh()
 
@@ -276,6 +285,8 @@ class JobsTable(ScrollView, can_focus=True):
 
     def action_jump(self, where: int) -> None:
         self._move_to(len(self.view) - 1 if where < 0 else where)
+        if where == 0:
+            self.picked = False  # back to the head of the list: stay there, as at start
 
     def action_detail(self) -> None:
         key = self.current_key
@@ -328,6 +339,14 @@ class JobsTable(ScrollView, can_focus=True):
         self.set_filters(replace(self.filters, partition=part))
 
     def action_only_mine(self) -> None:
+        if self.filters.user is None and not self.me:
+            # an empty name filtered every job out and read "user=" (no $USER, e.g. in a container)
+            self.app.notify(
+                "Mine: who you are is not known (no 'user' in the config, $USER empty); / filters by text",
+                severity="warning",
+                markup=False,
+            )
+            return
         self.set_filters(replace(self.filters, user=None if self.filters.user is not None else self.me))
 
     def action_clear_filters(self) -> None:

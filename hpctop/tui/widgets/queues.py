@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import ClassVar
 
-from rich.cells import set_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -38,10 +38,19 @@ from hpctop.model.resources import ZERO
 from hpctop.scheduling.types import QueueStatus
 from hpctop.tui.colors import Palette, queue_var
 from hpctop.tui.keymap import bindings
-from hpctop.tui.sanitize import sanitize_display
+from hpctop.tui.sanitize import fit_cells, sanitize_display
 
 BAR = 12
+#: the name column's narrowest and widest (indent, marker and name): it is as wide as the longest
+#: name on screen needs, within these and what the pane's width leaves beside the numbers
 NAME = 14
+NAME_MAX = 40
+#: the narrowest bar worth drawing: a narrow pane shortens the bar before it cuts the numbers, and
+#: below this leaves it out (the used/guaranteed/max numbers say the same)
+BAR_MIN = 4
+#: the cells right of the name besides the bar and the used/guaranteed/max and R/PD columns: the
+#: fair share (`` fs0.97``) and the borrowing mark (`` ⇡``)
+BESIDE = 7 + 2
 
 
 def _g(milli: int) -> str:
@@ -120,6 +129,9 @@ class QueuePane(ScrollView, can_focus=True):
         self.local: frozenset[str] = frozenset()
         self.kinds: dict[str, str] = {}
         self._palette = Palette()
+        self._version = 0  # set_queues counts up: the layout is worked out again for new numbers
+        self._layout_key: tuple[object, ...] | None = None
+        self._layout_value = (NAME, BAR, 13, 10)
 
     def set_queues(
         self,
@@ -133,6 +145,7 @@ class QueuePane(ScrollView, can_focus=True):
         self.local = local
         self.kinds = dict(kinds or {})
         self.queues = dict(queues)
+        self._version += 1
         self.order = list(queues)
         self.cluster_gpu = cluster_gpu
         self._resize()
@@ -226,7 +239,50 @@ class QueuePane(ScrollView, can_focus=True):
             self.post_message(self.FilterJobs(q.parent if path in self.local and q.parent else path))
         self.refresh()
 
-    def _line(self, path: str, is_cursor: bool, width: int) -> list[Segment]:
+    def _layout(self, width: int, vis: list[str]) -> tuple[int, int, int, int]:
+        """(name, bar, used/guaranteed/max, R/PD) column widths for the rows on screen: the numbers
+        as wide as the widest (176.01/2547/- pushed the counts out of line), the name as long as
+        the longest on screen needs (names were cut at ten characters) and the bar shorter (down to
+        :data:`BAR_MIN`, then none) where the pane is narrow; a name is cut (with "…") before the bar goes."""
+        key = (self._version, tuple(vis), width)
+        if key == self._layout_key:
+            return self._layout_value
+        names = [cell_len(self._label(p)) for p in vis]
+        numbers = [len(self._amounts(self.queues[p])) + 1 for p in vis if p not in self.local]
+        counts = [len(self._counts(self.queues[p])) + 1 for p in vis]
+        num_w = max([13, *numbers])
+        count_w = max([10, *counts])
+        fixed = BESIDE + num_w + count_w + 1  # + the gap after the name
+        # the whole name first (the bar shortens for it), then what the width allows
+        name_w = min(max([NAME, *names]), NAME_MAX)
+        bar_w = min(BAR, width - fixed - name_w)
+        if bar_w < BAR_MIN:  # too narrow for the whole name and a bar: the name gives way first
+            name_w = max(NAME, width - fixed - BAR_MIN)
+            bar_w = min(BAR, width - fixed - name_w)
+            if bar_w < BAR_MIN:
+                bar_w = 0
+        name_w = max(NAME, min(name_w, width - fixed - bar_w))
+        self._layout_key, self._layout_value = key, (name_w, bar_w, num_w, count_w)
+        return self._layout_value
+
+    def _label(self, path: str) -> str:
+        q = self.queues[path]
+        marker = ("▸ " if path in self.collapsed else "▾ ") if q.children else "  "
+        return "  " * q.depth + marker + sanitize_display(q.path.rsplit(".", 1)[-1], cap=64)
+
+    @staticmethod
+    def _amounts(q: QueueStatus) -> str:
+        max_txt = _g(q.max.gpu) if q.max is not None and q.max.gpu else "-"
+        return f"{_g(q.used.gpu):>5}/{_g(q.guaranteed.gpu)}/{max_txt}"
+
+    @staticmethod
+    def _counts(q: QueueStatus) -> str:
+        return f"R{q.running_jobs} PD{q.pending_jobs}"
+
+    def _line(
+        self, path: str, is_cursor: bool, width: int, layout: tuple[int, int, int, int] = (NAME, BAR, 13, 10)
+    ) -> list[Segment]:
+        name_w, bar_w, num_w, count_w = layout
         q = self.queues[path]
         pal = self._palette
         app = self.app
@@ -237,32 +293,29 @@ class QueuePane(ScrollView, can_focus=True):
         )
         if is_cursor and not self.has_focus:
             base = Style(underline=True)
-        marker = ("▸ " if path in self.collapsed else "▾ ") if q.children else "  "
-        name = sanitize_display(q.path.rsplit(".", 1)[-1], cap=64)
-        label = set_cell_size("  " * q.depth + marker + name, NAME)  # cells, not code points (T5)
+        label = fit_cells(self._label(path), name_w)  # cells, not code points (T5); "…" when cut
         segs = [Segment(label + " ", base)]
         if path in self.local:
             kind = self.kinds.get(path, "LocalQueue")
-            segs.append(Segment(kind.ljust(BAR + 13), base + pal.style(app, fg="gpu-free")))
-            segs.append(Segment(f" R{q.running_jobs} PD{q.pending_jobs}".ljust(10), base))
+            segs.append(Segment(kind.ljust(bar_w + num_w), base + pal.style(app, fg="gpu-free")))
+            segs.append(Segment(f" {self._counts(q)}".ljust(count_w), base))
             if q.state.value != "open":
                 segs.append(Segment(f" [{q.state.value}]", base + pal.style(app, fg="warning")))
             return segs
         top = q.max.gpu if q.max is not None and q.max.gpu else max(self.cluster_gpu, q.used.gpu, 1)
-        filled = min(round(q.used.gpu / top * BAR), BAR) if top else 0
-        guar = min(round(q.guaranteed.gpu / top * BAR), BAR) if top and q.guaranteed.gpu else -1
+        filled = min(round(q.used.gpu / top * bar_w), bar_w) if top else 0
+        guar = min(round(q.guaranteed.gpu / top * bar_w), bar_w) if top and q.guaranteed.gpu else -1
         colour = "queue-over-share" if q.borrowing else queue_var(path, self.order)
         bar_style = base + pal.style(app, fg=colour)
-        for i in range(BAR):
+        for i in range(bar_w):
             ch = "█" if i < filled else "░"
             style = bar_style if i < filled else base + pal.style(app, fg="gpu-free")
             if i == guar:
                 ch = "┃" if i >= filled else "▌"
                 style = base + pal.style(app, fg="queue-guaranteed", bold=True)
             segs.append(Segment(ch, style))
-        max_txt = _g(q.max.gpu) if q.max is not None and q.max.gpu else "-"
-        segs.append(Segment(f" {_g(q.used.gpu):>5}/{_g(q.guaranteed.gpu)}/{max_txt}".ljust(13), base))
-        segs.append(Segment(f" R{q.running_jobs} PD{q.pending_jobs}".ljust(10), base))
+        segs.append(Segment(f" {self._amounts(q)}".ljust(num_w), base))
+        segs.append(Segment(f" {self._counts(q)}".ljust(count_w), base))
         segs.append(Segment(f" fs{q.fairshare_factor:.2f}", base))
         if q.dominant_resource and q.dominant_resource != "gpu":
             segs.append(Segment(f" ({sanitize_display(q.dominant_resource, cap=8)})", base))
@@ -277,8 +330,10 @@ class QueuePane(ScrollView, can_focus=True):
         vis = self.visible_paths()
         index = int(self.scroll_y) + y
         if 0 <= index < len(vis):
+            # the scrollbar takes a column of the pane's width: lay out in what is left
+            layout = self._layout(min(width, self.scrollable_content_region.width or width), vis)
             return (
-                Strip(self._line(vis[index], index == self.cursor, width))
+                Strip(self._line(vis[index], index == self.cursor, width, layout))
                 .extend_cell_length(width)
                 .crop(0, width)
             )

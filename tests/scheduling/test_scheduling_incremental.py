@@ -1,0 +1,181 @@
+"""The core's incremental path: what a warm memo keeps between cycles never changes a decision.
+
+Why these tests: between two cycles the memo now keeps, per pending job, its ``Request`` and its
+priority breakdown (``memo.PendingDerivations``), and reuses them when the job object, its
+eligibility, its queue's fair-share factor and the cycle's ``now`` and normalisers are the same.
+A key that missed one of those inputs would leave a stale priority, and so a wrong order, on
+screen. So over random event sequences (pods finished, moved, resized, restarted; jobs
+re-queued, aged, deleted, held and released, new pending jobs submitted; nodes cordoned; the clock
+moved or not) one memo is carried through the whole sequence and every cycle is compared with a
+cycle from scratch (``Memo()``): every plan (priority breakdown, order, reason, ETA, placement,
+reserved nodes), the placements, the pending order, queues, partitions and the counted stats.
+Two targeted tests show the property is not vacuous: a finished pod of one queue recomputes
+exactly that queue's breakdowns, and a moved clock recomputes all of them.
+
+The decision pass is replayed too (``core.PassRecord``): while a cycle pops the very job the
+previous one popped at the same place, from the same state, it applies the recorded effects
+instead of deciding again. The same property covers it (submitted, re-queued and deleted pending
+jobs at an unmoved clock replay a prefix); the targeted tests show that a submitted job replays
+the jobs ahead of it and that a finished pod replays nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.p6_core import NOW, cluster, policy
+from hpctop.model.states import JobState
+from hpctop.model.store import Snapshot
+from hpctop.scheduling.core import schedule
+from hpctop.scheduling.memo import Memo
+from hpctop.scheduling.types import ScheduleResult
+from tests.scheduling.test_scheduling_inputs import KINDS, _event
+from tests.scheduling.test_scheduling_inputs import _decisions as same_input_decisions
+
+BASE = cluster(48, 150, seed=5)
+POLICY = policy()
+#: stats that are timings or counts of reuse, not decisions
+NOT_DECISIONS = frozenset({"seconds", "priorities_kept", "pass_replayed"})
+
+
+def _decisions(result: ScheduleResult) -> tuple[Any, ...]:
+    """What the same-inputs property compares, with ``now`` and the counted stats."""
+    stats = sorted((k, v) for k, v in result.stats.items() if k not in NOT_DECISIONS)
+    return (result.now, *same_input_decisions(result), stats)
+
+
+def _submit(snap: Snapshot, pick: int) -> Snapshot:
+    """A new pending job: a copy of a pending one under a new name (its pods too)."""
+    pending = sorted(k for k, j in snap.jobs.items() if j.state == JobState.PENDING)
+    job = snap.jobs[pending[pick % len(pending)]]
+    name = f"{job.name}-again-{snap.version}"
+    pods, jobs = dict(snap.pods), dict(snap.jobs)
+    keys = []
+    for k, key in enumerate(job.pending_pods):
+        pod = dataclasses.replace(snap.pods[key], name=f"{name}-{k}", uid=f"{name}-{k}")
+        pods[pod.key] = pod
+        keys.append(pod.key)
+    new = dataclasses.replace(
+        job, key=(job.namespace, "Job", name), name=name, uid=name, pods=tuple(keys), pending_pods=tuple(keys)
+    )
+    jobs[new.key] = new
+    return dataclasses.replace(
+        snap, version=snap.version + 1, pods=MappingProxyType(pods), jobs=MappingProxyType(jobs)
+    )
+
+
+def _hold(snap: Snapshot, pick: int) -> Snapshot:
+    """A pending job held, or a held one released (held jobs take a turn in the pass, no order)."""
+    waiting = sorted(k for k, j in snap.jobs.items() if j.state in (JobState.PENDING, JobState.HELD))
+    job = snap.jobs[waiting[pick % len(waiting)]]
+    state = JobState.PENDING if job.state == JobState.HELD else JobState.HELD
+    jobs = {**snap.jobs, job.key: dataclasses.replace(job, state=state)}
+    return dataclasses.replace(snap, version=snap.version + 1, jobs=MappingProxyType(jobs))
+
+
+EVENTS = (*KINDS, "submit", "hold", "hold")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(EVENTS), st.integers(0, 10_000), st.sampled_from((0.0, 0.0, 30.0, 7200.0))),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_warm_memo_through_random_events_gives_the_full_recompute(
+    events: list[tuple[str, int, float]],
+) -> None:
+    memo = Memo()
+    snap, now = BASE, NOW
+    assert _decisions(schedule(snap, POLICY, now, memo=memo)) == _decisions(
+        schedule(snap, POLICY, now, memo=Memo())
+    )
+    for kind, pick, dt in events:
+        if kind == "submit":
+            snap = _submit(snap, pick)
+        elif kind == "hold":
+            snap = _hold(snap, pick)
+        else:
+            snap = _event(snap, kind, pick)
+        now += dt
+        warm = schedule(snap, POLICY, now, memo=memo)
+        cold = schedule(snap, POLICY, now, memo=Memo())
+        assert _decisions(warm) == _decisions(cold), (
+            f"{kind} at +{dt} s: the kept derivations moved a decision"
+        )
+
+
+def _finish_in(snap: Snapshot, queue: str) -> Snapshot:
+    """One running single-pod job of ``queue`` finished: its pod and job gone (usage moves)."""
+    job = next(
+        j for j in snap.jobs.values() if j.state == JobState.RUNNING and j.queue == queue and len(j.pods) == 1
+    )
+    pods = {k: v for k, v in snap.pods.items() if k != job.pods[0]}
+    jobs = {k: v for k, v in snap.jobs.items() if k != job.key}
+    return dataclasses.replace(
+        snap, version=snap.version + 1, pods=MappingProxyType(pods), jobs=MappingProxyType(jobs)
+    )
+
+
+def test_a_finished_pod_recomputes_only_its_queues_priorities() -> None:
+    memo = Memo()
+    first = schedule(BASE, POLICY, NOW, memo=memo)
+    pending = [j for j in BASE.jobs.values() if j.state == JobState.PENDING]
+    again = schedule(BASE, POLICY, NOW, memo=memo)
+    assert again.stats["priorities_kept"] == len(pending)  # nothing changed: every breakdown kept
+    assert _decisions(again) == _decisions(first)
+    queue = "root.research.nlp"
+    after = _finish_in(BASE, queue)
+    warm = schedule(after, POLICY, NOW, memo=memo)
+    in_queue = sum(1 for j in pending if j.queue == queue)
+    assert in_queue > 0
+    assert warm.stats["priorities_kept"] == len(pending) - in_queue
+    # the queue's factor did move: its jobs' breakdowns differ from the kept ones
+    key = next(j.key for j in pending if j.queue == queue)
+    assert warm.plans[key].priority.factors["fairshare"] != first.plans[key].priority.factors["fairshare"]
+    assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+
+
+def test_a_moved_clock_recomputes_every_priority() -> None:
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    later = schedule(BASE, POLICY, NOW + 60, memo=memo)
+    assert later.stats["priorities_kept"] == 0
+    assert _decisions(later) == _decisions(schedule(BASE, POLICY, NOW + 60, memo=Memo()))
+
+
+def test_a_submitted_job_replays_the_jobs_ahead_of_it() -> None:
+    memo = Memo()
+    first = schedule(BASE, POLICY, NOW, memo=memo)
+    # the lowest job in the order: a copy of it comes last in its queue, so its queue's turns
+    # before it are the same and the pass replays a prefix
+    last = BASE.jobs[first.pending_order[-1]]
+    pick = sorted(k for k, j in BASE.jobs.items() if j.state == JobState.PENDING).index(last.key)
+    after = _submit(BASE, pick)
+    warm = schedule(after, POLICY, NOW, memo=memo)
+    assert 0 < warm.stats["pass_replayed"] < warm.stats["considered"]
+    assert (
+        warm.pending_order[: int(warm.stats["pass_replayed"])]
+        == first.pending_order[: int(warm.stats["pass_replayed"])]
+    )
+    assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+    # the same snapshot again: the whole pass is replayed
+    again = schedule(after, POLICY, NOW, memo=memo)
+    assert again.stats["pass_replayed"] == again.stats["considered"]
+    assert _decisions(again) == _decisions(warm)
+
+
+def test_a_finished_pod_or_a_moved_clock_replays_nothing() -> None:
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    finished = schedule(_finish_in(BASE, "root.batch"), POLICY, NOW, memo=memo)
+    assert finished.stats["pass_replayed"] == 0
+    later = schedule(BASE, POLICY, NOW + 1, memo=memo)
+    assert later.stats["pass_replayed"] == 0
