@@ -20,6 +20,7 @@ def test_every_member_answers_as_before() -> None:
     )
 
 
-def test_a_plain_string_of_a_state_is_not_a_member_answer() -> None:
-    # the predicates are properties of members only; the sets hold members, equal to their values
-    assert "RUNNING" == JobState.RUNNING and JobState("RUNNING").is_active
+def test_a_state_looked_up_by_its_value_answers_like_the_member() -> None:
+    # the sets hold members; a member hashes and compares as its value (StrEnum)
+    looked_up = JobState("RUNNING")
+    assert looked_up is JobState.RUNNING and looked_up.is_active and not looked_up.is_finished
