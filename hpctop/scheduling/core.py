@@ -730,6 +730,7 @@ class _Cycle:
         elig: Eligibility,
         req: Request,
         searched: bool,
+        budget_shift: int,
         diff: tuple[set[str], set[str]],
     ) -> bool:
         """Whether a job's turn reads nothing an event changed, so it decides as it did before.
@@ -745,6 +746,8 @@ class _Cycle:
         (``searched``) must not read a changed node at all.
         """
         nodes, queues = diff
+        if searched and budget_shift:
+            return False  # its search would start from another budget
         if queues:
             capped = self._capped.get(path)
             if capped is None:
@@ -765,6 +768,59 @@ class _Cycle:
                 for name in hit:
                     if self.shadow[name].fits_one(req) or self.live[name].fits_one(req):
                         return False
+        return True
+
+    def _resync(
+        self,
+        recorded: Sequence[tuple[Any, ...]],
+        mine: Sequence[tuple[Any, ...]],
+        diff: tuple[set[str], set[str]],
+    ) -> bool:
+        """After a turn decided again: whether the replay can go on, and what differs now.
+
+        The same effects leave what differs as it was. A placement of the same members of the
+        same queue on other nodes, or a reservation of the same job elsewhere or at another
+        time, leaves the queues' usage, the blocked partitions and the tries alike: the nodes of
+        both are added to what differs (their recorded state in ``shadow``: a node that differed
+        in nothing before this turn had this cycle's state less this turn's placement). Any
+        other difference (placed against blocked, other partitions blocked, a search more or
+        less) ends the replay.
+        """
+        if len(recorded) != len(mine):
+            return False
+        nodes = diff[0]
+        shadow, live = self.shadow, self.live
+        for old, new in zip(recorded, mine, strict=True):
+            kind = old[0]
+            if kind != new[0]:
+                return False
+            if kind == "place":
+                _, path, need, req, members, limit = old
+                if old != new:
+                    if (path, need, req, limit) != (new[1], new[2], new[3], new[5]):
+                        return False
+                    for name, _ in new[4]:
+                        if name not in shadow:
+                            before = live[name].clone()
+                            for other, taken in new[4]:
+                                if other == name:
+                                    before.charge(req, taken, -1)
+                            shadow[name] = before
+                        nodes.add(name)
+                    for name, _ in members:
+                        if name not in shadow:
+                            shadow[name] = live[name].clone()
+                        nodes.add(name)
+                for name, indices in members:  # the recorded placement, on the recorded states
+                    if name in shadow:
+                        shadow[name].charge(req, indices)
+            elif old != new:
+                if kind != "reserve" or old[1] != new[1]:
+                    return False
+                for name, _ in (*old[5], *new[5]):
+                    if name not in shadow:
+                        shadow[name] = live[name].clone()  # reservations are not in the live state
+                    nodes.add(name)
         return True
 
     # -- the cycle -----------------------------------------------------------------------------
@@ -1063,6 +1119,7 @@ class _Cycle:
             if diff is not None:
                 replay = record.steps
         changed = diff is not None and bool(diff[0] or diff[1])
+        budget_shift = 0  # this pass's search budget less the recorded pass's, after the same turn
         steps: list[_Step] = []
         effects = self.effects
         replayed = 0
@@ -1081,40 +1138,37 @@ class _Cycle:
                 # a held job is not tried (Slurm: priority 0, "not eligible"): a reason, no place in line
                 held = job.state == JobState.HELD
                 turn = len(steps)  # this pop's place in the pass (held jobs included)
+                # the recorded turn at this place: replayed when this job's turn reads nothing
+                # that differs from the recorded pass (``_unaffected``), else decided again and,
+                # when its effects differ from the record's only in where (``_resync``), the
+                # replay goes on with those nodes added to what differs
+                done: _Step | None = None
+                done_effects: Sequence[tuple[Any, ...]] = ()
                 if replay:
                     done = replay[turn] if turn < len(replay) else None
-                    # the same job at the same place (so the same order so far: its priority is
-                    # read by the order alone), reading nothing the event changed: the same decision
-                    done_effects: Sequence[tuple[Any, ...]] = ()
-                    if done is not None and done.job is not job:
-                        done = None
-                    if done is not None:
-                        assert record is not None and diff is not None
-                        done_effects = record.effects[len(effects) : done.effects]
-                        if changed and not self._unaffected(
-                            job,
-                            path,
-                            elig[key],
-                            requests[key],
-                            any(effect[0] == "tried" for effect in done_effects),
-                            diff,
-                        ):
-                            done = None
-                    if done is not None:
+                    if done is None or done.job is not job:
+                        done, replay = None, ()  # another order from here on: no replay
+                if done is not None:
+                    assert record is not None and diff is not None
+                    done_effects = record.effects[replay[turn - 1].effects if turn else 0 : done.effects]
+                    searched = any(effect[0] == "tried" for effect in done_effects)
+                    if not changed or self._unaffected(
+                        job, path, elig[key], requests[key], searched, budget_shift, diff
+                    ):
                         self._replay(done_effects)
                         effects.extend(done_effects)
-                        self.profile.budget = done.budget
+                        self.profile.budget = done.budget + budget_shift
                         out = outcomes[key] = replace(done.outcome)
                         if not held:
                             order.append(key)
                         if out.placement is not None:
                             placements.append(replace(out.placement, priority=priorities[key]))
-                        steps.append(_Step(job, priorities[key], len(effects), done.budget, out))
+                        steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
                         replayed += 1
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
                         continue
-                    replay = ()
+                start = len(effects)
                 out = outcomes[key] = Outcome(order=None if held else len(order))
                 if not held:
                     order.append(key)
@@ -1124,6 +1178,13 @@ class _Cycle:
                     placements.append(replace(out.placement, priority=at_start))
                 if not placements_only:
                     steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
+                if done is not None:
+                    assert diff is not None
+                    if self._resync(done_effects, effects[start:], diff):
+                        budget_shift = self.profile.budget - done.budget
+                        changed = True
+                    else:
+                        replay = ()
                 if entries:
                     heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
         if not placements_only:
