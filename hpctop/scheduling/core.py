@@ -910,7 +910,8 @@ class _Cycle:
             self.raw_releases = None
             profile.add_releases(releases_from_scratch(active, self.charges, self.now))
             return
-        self.raw_releases = dict(raw)  # the kept lists are replaced, never mutated, per node
+        if not self.placements_only:  # (only a full cycle records its pass)
+            self.raw_releases = dict(raw)  # the kept lists are replaced, never mutated, per node
         if profile.releases:  # (empty at this point of a cycle) merged and sorted as add_releases does
             profile.add_releases(raw)
             return
