@@ -87,7 +87,6 @@ class _Step:
     """One job's turn in a cycle's decision pass: enough to replay it in the next cycle."""
 
     job: Job  # the object decided (identity: an event that changed the job makes a new one)
-    priority: PriorityBreakdown  # its breakdown (identity: kept only while its inputs are the same)
     effects: int  # the end of its effects in ``PassRecord.effects``
     budget: int  # the search budget left after it
     outcome: Outcome
@@ -171,14 +170,17 @@ def _add_scaled(acc: tuple[list[int], dict[str, int]], r: Resources, factor: int
 
 
 class _Plans(Mapping[JobKey, JobPlan]):
-    """``ScheduleResult.plans``: pending jobs' plans made by the cycle, running jobs' on first read.
+    """``ScheduleResult.plans``: every job's plan made on first read (pending and running alike).
 
     Why lazy: the demo has ~3,300 running jobs and a handful pending; the profile showed their
     priority breakdowns (``breakdown`` and its dicts) as a large fixed cost of every cycle, yet
     the session reads a cycle's plans only when the console shows that cycle. Everything a
     running plan needs is fixed before the cycle places anything (fair-share factors are taken
-    first), so computing it later gives the same value. Iteration is in job-key order, like a
-    dict built from the sorted jobs.
+    first), so computing it later gives the same value. The same holds for the pending jobs
+    (13k at P6's full size, where a breakdown each was ~6 % of a cycle): their order needs only
+    the priority total (``priority.total``, the same sum), the plan reads the cycle's outcome,
+    which nothing changes after the cycle, and the breakdown is made on first read. Iteration is
+    in job-key order, like a dict built from the sorted jobs.
     """
 
     __slots__ = ("_lazy", "_make", "_order", "_plans", "_size")
@@ -1020,7 +1022,8 @@ class _Cycle:
             )
 
         elig: dict[JobKey, Eligibility] = {}
-        priorities: dict[JobKey, PriorityBreakdown] = {}
+        #: per pending job, its breakdown once made (``breakdown_of``): shared with the memo's entry
+        cells: dict[JobKey, list[PriorityBreakdown | None]] = {}
         totals: dict[JobKey, int] = {}
         requests: dict[JobKey, Request] = {}
         settled = 0
@@ -1047,7 +1050,8 @@ class _Cycle:
         else:
             # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
             # and queue factor are those of the last cycle (same ``now`` and normalisers) keeps
-            # its request and breakdown
+            # its request, its total and its breakdown once made; the order needs only the
+            # total, the breakdown is made when a plan or a placement is read (``breakdown_of``)
             derived = self.memo.pending
             derived.begin((now, weights, inputs), split.pending)
             kept_entries = derived.entries
@@ -1063,14 +1067,24 @@ class _Cycle:
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 fs = fairshare[path_of[key]]
                 if prev is not None and prev[2] is e and prev[3] == fs:
-                    p = prev[4]
+                    t, cell = prev[4], prev[5]
                     hits += 1
                 else:
-                    p = prio(job, e.partitions)
-                    kept_entries[key] = (job, req, e, fs, p)
-                requests[key], elig[key], priorities[key], totals[key] = req, e, p, p.total
+                    t, cell = prio_total(job, e.partitions), [None]
+                    kept_entries[key] = (job, req, e, fs, t, cell)
+                requests[key], elig[key], totals[key], cells[key] = req, e, t, cell
             derived.hits = hits
         running_partition = self.running_partition
+        jobs_now = self.snapshot.jobs
+
+        def breakdown_of(key: JobKey) -> PriorityBreakdown:
+            """A pending job's breakdown, made on first read (its total is ``priority_total``'s:
+            the same factors summed in the same order) and kept with the memo's entry."""
+            cell = cells[key]
+            found = cell[0]
+            if found is None:
+                found = cell[0] = prio(jobs_now[key], elig[key].partitions)
+            return found
 
         def running_plan(job: Job) -> JobPlan:
             """A running job's plan, computed when read: only pending jobs' priorities order anything.
@@ -1163,8 +1177,8 @@ class _Cycle:
                         if not held:
                             order.append(key)
                         if out.placement is not None:
-                            placements.append(replace(out.placement, priority=priorities[key]))
-                        steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
+                            placements.append(replace(out.placement, priority=breakdown_of(key)))
+                        steps.append(_Step(job, len(effects), self.profile.budget, out))
                         replayed += 1
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
@@ -1175,10 +1189,10 @@ class _Cycle:
                     order.append(key)
                 if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
                     # the priority it starts with, which Slurm then stops recalculating (frozen)
-                    at_start = priorities[key] if key in priorities else prio(job, elig[key].partitions)
+                    at_start = breakdown_of(key) if key in cells else prio(job, elig[key].partitions)
                     placements.append(replace(out.placement, priority=at_start))
                 if not placements_only:
-                    steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
+                    steps.append(_Step(job, len(effects), self.profile.budget, out))
                 if done is not None:
                     assert diff is not None
                     if self._resync(done_effects, effects[start:], diff):
@@ -1210,11 +1224,14 @@ class _Cycle:
                 found = cache[ckey] = explain.scarce(ReasonCode.RESOURCES, "resources", parts, req, m)
             out.reason = found
 
-        plans: dict[JobKey, JobPlan] = {}
-        for key, o in () if placements_only else outcomes.items():
-            plans[key] = JobPlan(
-                job=key,
-                priority=priorities[key],
+        def plan_of(job: Job) -> JobPlan:
+            """A job's plan, made when read (the console reads the plans of the jobs it shows)."""
+            o = outcomes.get(job.key)
+            if o is None:
+                return running_plan(job)
+            return JobPlan(
+                job=job.key,
+                priority=breakdown_of(job.key),
                 partition=o.partition,
                 order=o.order,
                 reason=o.reason,
@@ -1222,6 +1239,11 @@ class _Cycle:
                 placement=o.placement,
                 reserved_nodes=o.reserved_nodes,
             )
+
+        lazy: dict[JobKey, Job] = {}
+        if not placements_only:
+            lazy = {job.key: job for job in active}
+            lazy.update((key, jobs_now[key]) for key in outcomes)
         stats = {
             "seconds": time.perf_counter() - started,
             "considered": float(len(order)),
@@ -1238,7 +1260,7 @@ class _Cycle:
             cluster=self.cluster,
             partitions=partitions,
             queues=queue_status,
-            plans=_Plans(plans, {} if placements_only else {job.key: job for job in active}, running_plan),
+            plans=_Plans({}, lazy, plan_of),
             placements=tuple(placements),
             pending_order=tuple(order),
             stats=stats,

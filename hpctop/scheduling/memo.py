@@ -565,8 +565,9 @@ class PendingDerivations:
 
     def __init__(self) -> None:
         self.cycle: tuple[object, ...] | None = None
-        #: job key -> (job, request, eligibility, fair-share factor, breakdown)
-        self.entries: dict[JobKey, tuple[Job, Any, Any, float, Any]] = {}
+        #: job key -> (job, request, eligibility, fair-share factor, priority total, [breakdown or
+        #: None until a plan or placement reads it])
+        self.entries: dict[JobKey, tuple[Job, Any, Any, float, int, list[Any]]] = {}
         self.hits = 0
 
     def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:
