@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.p6_core import NOW, cluster, policy
+from hpctop.model.resources import Resources
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.core import schedule
@@ -274,3 +275,29 @@ def test_a_finished_pod_replays_past_the_jobs_that_use_what_it_freed() -> None:
     warm = schedule(after, POLICY, NOW, memo=memo)
     assert warm.stats["pass_replayed"] > 0.2 * warm.stats["considered"]
     assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+
+
+def test_a_finished_pod_under_a_tight_quota_decides_its_queues_jobs_again() -> None:
+    """A finished pod gives back quota: with ``root.research`` capped at what it uses, a pod of
+    ``root.research.nlp`` ending lets jobs of its sibling queues start, whose turns come before
+    nlp's (their DRF order is unchanged); so a turn whose capped queues' usage moved is decided
+    again (``_unaffected``). Dropping that condition fails this test."""
+    used = schedule(BASE, POLICY, NOW, memo=Memo()).queues["root.research"].used
+    queues = tuple(
+        dataclasses.replace(q, max=Resources.of(gpu=used.gpu)) if q.path == "root.research" else q
+        for q in POLICY.queues
+    )
+    tight = dataclasses.replace(POLICY, queues=queues)
+    memo = Memo()
+    first = schedule(BASE, tight, NOW, memo=memo)
+    key = min(
+        k
+        for k, j in BASE.jobs.items()
+        if j.state == JobState.RUNNING and j.queue == "root.research.nlp" and len(j.pods) == 1
+    )
+    after = _finish(BASE, key)
+    warm = schedule(after, tight, NOW, memo=memo)
+    cold = schedule(after, tight, NOW, memo=Memo())
+    assert _decisions(warm) == _decisions(cold)
+    # not vacuous: the quota given back moved a placement
+    assert {p.job for p in cold.placements} != {p.job for p in first.placements}
