@@ -27,6 +27,7 @@ import dataclasses
 from types import MappingProxyType
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ from bench.p6_core import NOW, cluster, policy
 from hpctop.model.resources import Resources
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
+from hpctop.scheduling import backfill
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.types import ScheduleResult
@@ -301,3 +303,23 @@ def test_a_finished_pod_under_a_tight_quota_decides_its_queues_jobs_again() -> N
     assert _decisions(warm) == _decisions(cold)
     # not vacuous: the quota given back moved a placement
     assert {p.job for p in cold.placements} != {p.job for p in first.placements}
+
+
+def test_replaying_with_a_search_budget_that_runs_out_gives_the_full_recompute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a budget that runs out mid-pass (as at P6's full size: 88 of 100 reservations), the
+    replay past a finished pod meets searches cut short by the budget. Each finished pod against
+    a full recompute. (Dropping ``_unaffected``'s ``budget_shift`` condition is not caught here:
+    a turn that searches after a shift read the changed node in every case tried.)"""
+    monkeypatch.setattr(backfill, "CYCLE_SEARCH_BUDGET", 400)
+    running = sorted(k for k, j in LARGER.jobs.items() if j.state == JobState.RUNNING and len(j.pods) == 1)
+    first = schedule(LARGER, POLICY, NOW, memo=Memo())
+    assert first.stats["reservation_budget_left"] <= 0  # the budget does run out
+    for key in running[:10]:
+        memo = Memo()
+        schedule(LARGER, POLICY, NOW, memo=memo)
+        after = _finish(LARGER, key)
+        assert _decisions(schedule(after, POLICY, NOW, memo=memo)) == _decisions(
+            schedule(after, POLICY, NOW, memo=Memo())
+        ), key
