@@ -72,8 +72,8 @@ def _varied(snap: Snapshot, rng: random.Random) -> Snapshot:
         elif roll < 0.65:
             per = Resources(2000, 8 * 1024**3, rng.choice((250, 500, 600, 1500)))
             job = replace(job, per_member=per)
-            for pod in job.pending_pods:
-                pods[pod] = replace(pods[pod], requests=per)
+            for pod_key in job.pending_pods:
+                pods[pod_key] = replace(pods[pod_key], requests=per)
         elif roll < 0.7:
             job = replace(job, partition=rng.choice((*PRODUCTS, "nowhere")))
         elif roll < 0.8:
