@@ -14,7 +14,12 @@ bounds, no kept streams or suffix minima), no replayed passes. Every scan is a p
 a partition's nodes in name order; a gang is planned on the nodes' states and only then
 charged (nothing to undo: a plan that fails has changed nothing); a node's future is a plain
 list of releases and reservations, and "what it can give from t on" is the componentwise
-minimum of its free state at its change points, computed when asked.
+minimum of its free state at its change points, computed when asked (one sweep of its timeline).
+Two things a competent plain version does are done: what is static for the cycle (which nodes
+match a job's selector/models/tolerations in a partition, which partitions could ever hold
+it) is worked out once per distinct constraint set in a dict, and a node where not one member
+fits live is not asked what its reservations leave (never more than live). Both change no
+answer; without the first, matching alone took a third of the reference at 1,000 nodes.
 
 The searches' budget (``backfill.CYCLE_SEARCH_BUDGET``, ``MAX_SHADOW_STEPS``) is part of the
 answer (a job searched after it runs out gets no ETA), so it is charged here exactly as the
