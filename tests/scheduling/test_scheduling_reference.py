@@ -195,7 +195,7 @@ def test_jobs_of_a_parent_queue_are_ordered_by_its_current_share(seed: int) -> N
     rng = random.Random(seed)
     jobs = dict(snap.jobs)
     for key, job in snap.jobs.items():
-        if job.state == JobState.PENDING and rng.random() < 0.3:
+        if job.state == JobState.PENDING and job.queue and rng.random() < 0.3:
             jobs[key] = replace(job, queue=job.queue.rsplit(".", 1)[0])  # root.research.nlp -> root.research
     core, ref = _both(replace(snap, jobs=MappingProxyType(jobs)), policy())
     assert core == ref, core.differences(ref)
