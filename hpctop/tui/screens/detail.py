@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hpctop.backends.kai import read as kai
 from hpctop.model.history import JournalEntry
@@ -28,6 +28,7 @@ from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held, order_source
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 from hpctop.tui.topology_text import topology_lines
+from hpctop.tui.widgets.footer import FittedFooter
 
 if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord
@@ -318,7 +319,7 @@ class JobDetailScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-body"):
             yield Static(self._build(self.key), id="detail-text")
-        yield Footer()
+        yield FittedFooter()
 
     def refresh_body(self) -> None:
         self.query_one("#detail-text", Static).update(self._build(self.key))
