@@ -1,9 +1,10 @@
 """Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
 
-``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|p7views|gc] [size]``: cProfile's top
+``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|p7views|p7points|gc] [size]``: cProfile's top
 functions by own time (``tottime``) and by cumulative time for the region a benchmark times
 (``p7phases``: P7's CPU time split by phase and the GC's collections, no cProfile; ``p7views``:
-the view reads alone from t = 2,400, the busy stretch); ``gc`` times
+the view reads alone from t = 2,400, the busy stretch; ``p7points``: the scheduling points
+alone, the same stretch); ``gc`` times
 ``decode_list`` and ``orjson.loads`` with the GC as is, disabled and after ``gc.freeze()`` on a heap
 that already holds a synced store (the situation of a relist or a burst), interleaved.
 """
@@ -18,6 +19,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -196,10 +198,11 @@ def p7_phases(horizon: int) -> str:
     return "\n".join(lines)
 
 
-def p7_views(horizon: int, since: float = 2_400.0) -> str:
+def p7_views(horizon: int, since: float = 2_400.0, points: bool = False) -> str:
     """cProfile of the P7 verdict's view reads alone (the console's full cycles), from ``since``
     (or t = 0 when the horizon is shorter) to ``horizon``; the replay before and between is not
-    profiled. The busy stretch (t ~ 2,400-6,000) is where a view read costs the most."""
+    profiled. The busy stretch (t ~ 2,400-6,000) is where a view read costs the most.
+    ``points``: the scheduling points' placements-only cycles alone instead (``p7points``)."""
     from hpctop.runtime.session import demo_session
 
     session = demo_session(seed=1)
@@ -208,16 +211,33 @@ def p7_views(horizon: int, since: float = 2_400.0) -> str:
         session.step(60)
         _ = session.result
     prof = cProfile.Profile()
+    if points:
+        decide = session._decide
+
+        def profiled(*args: Any) -> Any:
+            prof.enable()
+            try:
+                return decide(*args)
+            finally:
+                prof.disable()
+
+        session._decide = profiled
     while session.elapsed < horizon:
         session.step(min(60, horizon - session.elapsed))
-        prof.enable()
+        if not points:
+            prof.enable()
         _ = session.result
-        prof.disable()
+        if not points:
+            prof.disable()
     out = io.StringIO()
     stats = pstats.Stats(prof, stream=out)
     stats.sort_stats("tottime").print_stats(30)
     stats.sort_stats("cumulative").print_stats(30)
     return out.getvalue()
+
+
+def p7_points(horizon: int) -> str:
+    return p7_views(horizon, points=True)
 
 
 def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
@@ -262,6 +282,7 @@ def main(argv: list[str]) -> None:
         "p7h": p7h,
         "p7phases": p7_phases,
         "p7views": p7_views,
+        "p7points": p7_points,
         "gc": gc_effect,
     }
     defaults = {
@@ -273,6 +294,7 @@ def main(argv: list[str]) -> None:
         "p7h": 1200,
         "p7phases": 1200,
         "p7views": 4800,
+        "p7points": 4800,
         "gc": 5000,
     }
     print(runs[what](size or defaults[what]))
