@@ -1145,8 +1145,18 @@ class _Cycle:
                 heapq.heapify(entries)
                 queue_heap.append((self.tree.drf_share(path, self.cluster), path))
             heapq.heapify(queue_heap)
+            tree_nodes = self.tree.nodes
             while queue_heap:
-                _, path = heapq.heappop(queue_heap)
+                share, path = heapq.heappop(queue_heap)
+                if tree_nodes[path].children:
+                    # a queue with children (jobs may name one): a child's placement raised its
+                    # usage since its entry was pushed; shares only grow in a cycle, so an entry
+                    # pushed back with its current share pops when it is the lowest (oracle's
+                    # reference, tests/scheduling/test_scheduling_reference.py)
+                    current = self.tree.drf_share(path, self.cluster)
+                    if current != share:
+                        heapq.heappush(queue_heap, (current, path))
+                        continue
                 entries = by_queue[path]
                 *_, key = heapq.heappop(entries)
                 job = self.snapshot.jobs[key]
