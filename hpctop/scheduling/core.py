@@ -43,8 +43,7 @@ from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
 from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
-from hpctop.scheduling.priority import PriorityInputs, breakdown
-from hpctop.scheduling.priority import total as priority_total
+from hpctop.scheduling.priority import PriorityInputs, breakdown, static_terms, total_with
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.releases import forget, kept_for, release_times, releases_from_scratch
 from hpctop.scheduling.types import (
@@ -1007,19 +1006,31 @@ class _Cycle:
                 cpus_in_partitions=cpu,
             )
 
-        def prio_total(job: Job, parts: Sequence[str]) -> int:
-            tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
-            gpu, cpu = union_capacity(parts)
-            return priority_total(
-                job,
-                now=now,
-                weights=weights,
-                inputs=inputs,
-                fairshare=fairshare[path_of[job.key]],
-                tier=tier,
-                gpus_in_partitions=gpu,
-                cpus_in_partitions=cpu,
-            )
+        # per job, what of its total moves with neither the clock nor its queue's usage (kept in
+        # the memo while the job, its eligibility, the weights and the normalisers are the same)
+        terms_kept = self.memo.priority_terms
+        terms_stamp = (weights, inputs)
+        if self.memo.priority_terms_stamp != terms_stamp or len(terms_kept) > 2 * len(pending) + 64:
+            terms_kept.clear()
+            self.memo.priority_terms_stamp = terms_stamp
+
+        def prio_total(job: Job, e: Eligibility) -> int:
+            found = terms_kept.get(job.key)
+            if found is not None and found[0] is job and found[1] is e:
+                terms = found[2]
+            else:
+                parts = e.partitions
+                gpu, cpu = union_capacity(parts)
+                terms = static_terms(
+                    job,
+                    weights=weights,
+                    inputs=inputs,
+                    tier=max((part_by_name[p].spec.job_factor for p in parts), default=0),
+                    gpus_in_partitions=gpu,
+                    cpus_in_partitions=cpu,
+                )
+                terms_kept[job.key] = (job, e, terms)
+            return total_with(job, terms, now=now, weights=weights, fairshare=fairshare[path_of[job.key]])
 
         elig: dict[JobKey, Eligibility] = {}
         #: per pending job, its breakdown once made (``breakdown_of``): shared with the memo's entry
@@ -1042,7 +1053,7 @@ class _Cycle:
                 if self.settled(job, path_of[job.key], e, req, None):
                     continue
                 requests[job.key], elig[job.key] = req, e
-                totals[job.key] = prio_total(job, e.partitions)
+                totals[job.key] = prio_total(job, e)
                 kept.append(job)
             # held jobs are in neither mode's order (never tried): settled counts the others
             settled = len(pending) - len(kept) - sum(1 for job in pending if job.state == JobState.HELD)
@@ -1070,7 +1081,7 @@ class _Cycle:
                     t, cell = prev[4], prev[5]
                     hits += 1
                 else:
-                    t, cell = prio_total(job, e.partitions), [None]
+                    t, cell = prio_total(job, e), [None]
                     kept_entries[key] = (job, req, e, fs, t, cell)
                 requests[key], elig[key], totals[key], cells[key] = req, e, t, cell
             derived.hits = hits
@@ -1078,7 +1089,7 @@ class _Cycle:
         jobs_now = self.snapshot.jobs
 
         def breakdown_of(key: JobKey) -> PriorityBreakdown:
-            """A pending job's breakdown, made on first read (its total is ``priority_total``'s:
+            """A pending job's breakdown, made on first read (its total is ``total_with``'s:
             the same factors summed in the same order) and kept with the memo's entry."""
             cell = cells[key]
             found = cell[0]

@@ -323,3 +323,21 @@ def test_replaying_with_a_search_budget_that_runs_out_gives_the_full_recompute(
         assert _decisions(schedule(after, POLICY, NOW, memo=memo)) == _decisions(
             schedule(after, POLICY, NOW, memo=Memo())
         ), key
+
+
+def test_a_moved_clock_keeps_the_static_terms_of_every_total() -> None:
+    """A moved clock recomputes every total (the age moves) but keeps each job's weighted size,
+    partition and QoS terms (``memo.priority_terms``): the same objects, the full recompute's order."""
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    kept = {key: entry[2] for key, entry in memo.priority_terms.items()}
+    assert kept
+    later = schedule(BASE, POLICY, NOW + 600, memo=memo)
+    assert all(memo.priority_terms[key][2] is terms for key, terms in kept.items())
+    assert _decisions(later) == _decisions(schedule(BASE, POLICY, NOW + 600, memo=Memo()))
+    # and the placements-only cycle on the same memo reads the same terms
+    points = schedule(BASE, POLICY, NOW + 1200, memo=memo, placements_only=True)
+    assert all(memo.priority_terms[key][2] is terms for key, terms in kept.items())
+    assert (
+        points.placements == schedule(BASE, POLICY, NOW + 1200, memo=Memo(), placements_only=True).placements
+    )
