@@ -25,7 +25,9 @@ Cheap where it can be (PERFORMANCE.md P7), without changing what is decided:
 * the *view* (``snapshot`` and ``result``, what the console and the tables show) is computed when
   it is read, not after every step: a run of steps nobody looks at in between (``--at``, a
   benchmark, a console behind on its ticks) costs one core run for the view, not one per step;
-* the event bytes go straight into the store without copies.
+* the event bytes go straight into the store without copies;
+* the loop and the view read run with the automatic GC paused (the caller's state restored on
+  the way out): its young collections traversed every fresh snapshot copy and core answer.
 """
 
 from __future__ import annotations
