@@ -25,33 +25,23 @@ helpers out first (left for a change of its own).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import logging
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, TypeVar
 
 from hpctop import __version__
 from hpctop.errors import HpctopError, UsageError
-from hpctop.sanitize import DETAIL_CAP, sanitize_display, sanitize_line
 from hpctop.tables import keys as table_keys
-from hpctop.tables.render import FORMATS, Column, Row, render
-from hpctop.tables.select import (
-    NODE_STATE_ALIASES,
-    NODE_STATES,
-    QUEUE_STATES,
-    parse_choices,
-    parse_job_states,
-    sort_rows,
-    split_list,
-)
+from hpctop.tables.keys import NODE_STATES, QUEUE_STATES
 
+#: ``typing.TYPE_CHECKING`` without importing :mod:`typing` (mypy reads any ``TYPE_CHECKING`` so):
+#: ``hpctop --help`` imports nothing it does not need (bench S1: within 3x a bare interpreter)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import ModuleType
+    from typing import Any, NoReturn, Protocol, TextIO, TypeVar
+
     from hpctop.backends.slurm.wire import SlurmJob
     from hpctop.config import Settings
     from hpctop.model.policy import Policy
@@ -59,44 +49,60 @@ if TYPE_CHECKING:
     from hpctop.runtime.live_console import LiveConsoleSession
     from hpctop.scheduling.types import ScheduleResult
     from hpctop.sources.slurm.rest import SlurmRest
+    from hpctop.tables.render import Column, Row
     from hpctop.tui.app import HpctopApp
+
+    T = TypeVar("T")
+
+    class SessionLike(Protocol):
+        """What the CLI needs from :class:`hpctop.runtime.session.Session`."""
+
+        policy: Policy
+        speed: float
+        snapshot: Snapshot
+        result: ScheduleResult
+
+        @property
+        def now(self) -> float: ...
+
+
+#: the output formats of :func:`hpctop.tables.render.render` (the same tuple, checked by
+#: tests/cli/test_cli_lazy.py): named here so building the parser does not import the renderer
+FORMATS = ("table", "json", "csv", "tsv")
+#: the attribute that marks the last-resort log handler as hpctop's sanitised one
+_SANITIZED = "hpctop_sanitized"
 
 
 def _warn(message: str) -> None:
     """One line on stderr, sanitised: server messages and notes carry cluster text (issue 12)."""
+    from hpctop.sanitize import sanitize_line
+
     print(sanitize_line(message), file=sys.stderr)
 
 
-class _SanitizedStderr(logging.Handler):
+def _sanitize_log_output() -> None:
     """Python's last-resort log handler (warnings to stderr when nothing is configured), sanitised.
 
     A library's warning quotes what the server said (a reflector's retry, the kubernetes client):
-    it reaches the terminal through this handler, so it goes through the same sanitiser.
+    it reaches the terminal through this handler, so it goes through the same sanitiser. Set up
+    once the arguments are parsed: ``--help`` needs no :mod:`logging`.
     """
+    import logging
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = sanitize_display(self.format(record), keep_newlines=True, cap=DETAIL_CAP)
-            sys.stderr.write(text + "\n")
-        except Exception:
-            self.handleError(record)
+    from hpctop.sanitize import DETAIL_CAP, sanitize_display
 
+    class SanitizedStderr(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                text = sanitize_display(self.format(record), keep_newlines=True, cap=DETAIL_CAP)
+                sys.stderr.write(text + "\n")
+            except Exception:
+                self.handleError(record)
 
-def _sanitize_log_output() -> None:
-    if not isinstance(logging.lastResort, _SanitizedStderr):
-        logging.lastResort = _SanitizedStderr(logging.WARNING)
-
-
-class SessionLike(Protocol):
-    """What the CLI needs from :class:`hpctop.runtime.session.Session`."""
-
-    policy: Policy
-    speed: float
-    snapshot: Snapshot
-    result: ScheduleResult
-
-    @property
-    def now(self) -> float: ...
+    if not getattr(logging.lastResort, _SANITIZED, False):
+        handler = SanitizedStderr(logging.WARNING)
+        setattr(handler, _SANITIZED, True)
+        logging.lastResort = handler
 
 
 class _Parser(argparse.ArgumentParser):
@@ -459,8 +465,6 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     return parser
 
 
-T = TypeVar("T")
-
 # -- settings and session ----------------------------------------------------------------------
 
 
@@ -485,6 +489,10 @@ def _session_module() -> ModuleType:
 
 def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
     """The demo cluster, or a scenario's, advanced to ``--at``."""
+    from pathlib import Path
+
+    from hpctop.tables.select import split_list
+
     scenario = getattr(args, "scenario", None)
     if scenario is not None and getattr(args, "demo", False):
         raise UsageError("--demo and --scenario cannot be used together")
@@ -571,10 +579,14 @@ def _emit(
     args: argparse.Namespace,
     csv_keys: Sequence[str],
 ) -> None:
+    from hpctop.tables.render import render
+
     out.write(render(rows, columns, args.output, header=not args.no_header, csv_first=csv_keys))
 
 
 def _users(args: argparse.Namespace, settings: Settings) -> list[str]:
+    from hpctop.tables.select import split_list
+
     users = split_list(args.user)
     if args.me:
         if not settings.user:
@@ -676,6 +688,7 @@ def _by_expected_start(rows: list[Row]) -> list[Row]:
 
 def _cmd_jobs(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import jobs as jobs_table
+    from hpctop.tables.select import parse_job_states, sort_rows, split_list
 
     states = parse_job_states(args.state)
     sort_rows([], args.sort, jobs_table.SORT_KEYS)  # a bad field fails before the cluster is built
@@ -724,6 +737,7 @@ _PRIO_ALIASES = {f: f"weighted.{f}" for f in table_keys.PRIO_FACTORS if f != "pa
 
 def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import prio as prio_table
+    from hpctop.tables.select import parse_job_states, sort_rows, split_list
 
     if _slurm_alone(args, "prio"):
         return _slurm_prio(args, settings, out)
@@ -748,6 +762,7 @@ def _cmd_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
 
 def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import queues as queues_table
+    from hpctop.tables.select import parse_choices, sort_rows, split_list
 
     if _slurm_alone(args, "queues"):
         return _slurm_queues(args, settings, out)
@@ -764,6 +779,7 @@ def _cmd_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
 def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import nodes as nodes_table
+    from hpctop.tables.select import NODE_STATE_ALIASES, parse_choices, sort_rows, split_list
 
     if _slurm_alone(args, "nodes"):
         return _slurm_nodes(args, settings, out)
@@ -788,6 +804,7 @@ def _cmd_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 def _slurm_prio(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """``prio --slurm-url``: sprio's pending jobs and Slurm's total (slurmrestd serves no factors)."""
     from hpctop.tables import slurm as slurm_table
+    from hpctop.tables.select import sort_rows, split_list
 
     if args.state or args.namespace:
         raise UsageError("'prio --slurm-url' lists pending jobs in no namespace: -t and -n do not apply")
@@ -824,6 +841,7 @@ def _slurm_qos_factors(client: SlurmRest) -> dict[str, float] | None:
 def _slurm_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """``queues --slurm-url``: sshare's associations (slurmrestd v0.0.40+ with slurmdbd)."""
     from hpctop.tables import slurm as slurm_table
+    from hpctop.tables.select import sort_rows, split_list
 
     if args.state:
         raise UsageError("'queues --slurm-url' has no queue states: -t does not apply")
@@ -844,6 +862,7 @@ def _slurm_queues(args: argparse.Namespace, settings: Settings, out: TextIO) -> 
 def _slurm_qos(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """``queues --qos --slurm-url``: slurmdbd's QOS through slurmrestd, like ``sacctmgr show qos``."""
     from hpctop.tables import slurm as slurm_table
+    from hpctop.tables.select import sort_rows, split_list
 
     sort_rows([], args.sort, slurm_table.QOS_CSV_KEYS)
     client = _slurm_client(args, settings)
@@ -858,6 +877,7 @@ def _slurm_qos(args: argparse.Namespace, settings: Settings, out: TextIO) -> int
 def _slurm_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """``nodes --slurm-url``: sinfo's partition summary, or ``-N`` one row per node and partition."""
     from hpctop.tables import slurm as slurm_table
+    from hpctop.tables.select import sort_rows, split_list
 
     keys = slurm_table.NODE_CSV_KEYS if args.per_node else slurm_table.SUMMARY_CSV_KEYS
     sort_rows([], args.sort, keys)
@@ -879,6 +899,7 @@ def _slurm_nodes(args: argparse.Namespace, settings: Settings, out: TextIO) -> i
 
 def _cmd_gpus(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     from hpctop.tables import nodes as nodes_table
+    from hpctop.tables.select import NODE_STATE_ALIASES, parse_choices, sort_rows, split_list
 
     states = parse_choices(args.state, NODE_STATES, "node state", NODE_STATE_ALIASES)
     sort_rows([], args.sort, nodes_table.GPU_SORT_KEYS)
@@ -991,6 +1012,8 @@ def _cache_request(args: argparse.Namespace, settings: Settings) -> dict[str, ob
     request holds every argument and every setting (config file, environment) and a scenario
     file's content, so anything that could change the answer changes the key.
     """
+    from pathlib import Path
+
     if args.command not in _CACHED_COMMANDS or getattr(args, "no_cache", False):
         return None
     if _is_live(args) or getattr(args, "replay", None) is not None:
@@ -1023,6 +1046,8 @@ def _answer(
     out: TextIO,
 ) -> int:
     """Run a command; a table of a simulated cluster is read from (or kept in) the answer cache."""
+    import io
+
     request = _cache_request(args, settings)
     if request is None:
         return handler(args, settings, out)
@@ -1083,6 +1108,8 @@ def _connect_console(args: argparse.Namespace, settings: Settings) -> LiveConsol
 
 
 def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
+    from pathlib import Path
+
     from hpctop.runtime import recording
 
     path = Path(args.file).expanduser()
@@ -1130,6 +1157,8 @@ def _cmd_record(args: argparse.Namespace, settings: Settings, out: TextIO) -> in
 
 def _cmd_schedule(args: argparse.Namespace, settings: Settings, out: TextIO) -> int:
     """``hpctop schedule``: refused in read-only mode, else the headless scheduler until Ctrl-C."""
+    from hpctop.sanitize import sanitize_line
+
     kubeconfig, context, namespace = _live_target(args, settings)
     if context is None and any(c.read_only for c in settings.contexts.values()):
         raise UsageError(
@@ -1208,6 +1237,7 @@ def _exit_without_teardown(status: int) -> NoReturn:
     out (``main()`` without ``argv``); a caller in the same process gets the status back.
     """
     import atexit
+    import contextlib
 
     with contextlib.suppress(Exception):
         atexit._run_exitfuncs()
@@ -1220,13 +1250,13 @@ def _exit_without_teardown(status: int) -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run hpctop with ``argv`` (default: the process's arguments); return the exit status."""
     prog = _prog()
-    _sanitize_log_output()
     arguments = _join_sort_values(sys.argv[1:] if argv is None else argv)
     try:
         try:
             args = build_parser(prog).parse_args(arguments)
         except SystemExit as done:  # --help and --version print and exit 0
             return done.code if isinstance(done.code, int) else 0
+        _sanitize_log_output()  # before anything that may log; --help and usage errors log nothing
         if getattr(args, "command", None) == "version":  # no settings: answers before pydantic loads
             sys.stdout.write(f"hpctop {__version__}\n")
             return 0

@@ -68,7 +68,7 @@ def quota(queue: str, resource: str, used: int, cap: int, need: int) -> Reason:
     return reason(
         ReasonCode.QUOTA_EXCEEDED,
         "quota",
-        f"queue {queue} uses {_amount(resource, used)} of max {_amount(resource, cap)} {resource}, "
+        f"queue {queue} uses {_amount(resource, used)} of max {_amount(resource, cap)}, "
         f"job needs {_amount(resource, need)}",
     )
 

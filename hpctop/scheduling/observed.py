@@ -20,6 +20,10 @@ wrote (a Workload condition, a PodGroup condition, a pod's ``PodScheduled`` mess
 - where the core does not model the owner's order (Kueue's per-ClusterQueue FIFO with cohorts,
   Volcano's queue ordering, YuniKorn's application sorting) ``ordering_note`` says the order and
   ETA are hpctop's estimate;
+- a held job's hold is observed, never a forecast: ``HELD`` is read from the object itself (a
+  Job's ``spec.suspend: true``, which the Job controller obeys by creating no pods and deleting
+  the running ones; Kueue's ``spec.active: false`` on a Workload; Volcano's ``Aborted`` phase), so
+  when the owner wrote no reason of its own the hold is shown as the object's word;
 - a job still bound only to nodes that are not Ready is lost with them (``NODE_FAIL``);
 - "starts now" is never shown for a job whose owner has just said it cannot start.
 """
@@ -29,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hpctop.backends.kubeflow.read import KUBEFLOW_KINDS
+from hpctop.model.decode import VOLCANO_JOB_KIND
 from hpctop.model.objects import Job, Node, Reason
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.scheduling.types import JobPlan
@@ -77,7 +83,9 @@ class JobView:
 
     state: JobState
     reason: Reason | None
-    reason_source: str | None  # "scheduler" (the owner wrote it) | "forecast" (hpctop's core)
+    #: "scheduler": observed (the owner wrote it, or the object's own state says it, as a hold)
+    #: | "forecast": hpctop's core computed it
+    reason_source: str | None
     eta: float | None
     eta_source: str | None  # "scheduler" | "forecast" | None
     order: int | None
@@ -99,6 +107,24 @@ def owner_of(job: Job) -> tuple[str | None, str | None]:
     if layer is None and "coscheduling" in job.backends:
         layer = "coscheduling"
     return binder, layer
+
+
+#: where each kind keeps the flag that holds it: a Kubernetes Job and a JobSet ``spec.suspend``, the
+#: Kubeflow training operators ``spec.runPolicy.suspend``, a Volcano Job its ``Aborted`` phase
+_HOLD_FIELDS = {
+    "Job": "spec.suspend",
+    "JobSet": "spec.suspend",
+    **{kind: "spec.runPolicy.suspend" for kind in KUBEFLOW_KINDS},
+    VOLCANO_JOB_KIND: "status.state.phase",
+}
+
+
+def held_by_object(job: Job) -> Reason:
+    """The hold of a ``HELD`` job as what it is: read from the job's object, not forecast."""
+    kind = job.owner_kind or "job"
+    field = _HOLD_FIELDS.get(kind, "state")
+    message = f"{kind} {job.name} is held ({field}): nothing of it starts until it is released"
+    return Reason(ReasonCode.HELD, f"{kind}:{field}", message)
 
 
 def _lost_with_nodes(job: Job, nodes: Mapping[str, Node]) -> bool:
@@ -126,6 +152,9 @@ def merge(
         reason, source = (planned, "scheduler") if planned is not None else (observed, "scheduler")
     elif observed is not None:
         reason, source = observed, "scheduler"
+    elif state == JobState.HELD:
+        # the object says it is held (spec.suspend, ...): observed; the core only repeats it
+        reason, source = held_by_object(job), "scheduler"
     else:
         reason, source = planned, "forecast"
     if reason is None:

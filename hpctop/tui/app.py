@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hpctop.actions.requests import (
     ActionKind,
@@ -38,6 +38,7 @@ from hpctop.tui.screens.confirm import PromptScreen
 from hpctop.tui.screens.help import HelpScreen
 from hpctop.tui.themes import DEFAULT_VARIABLES
 from hpctop.tui.widgets.charts import ChartsPane
+from hpctop.tui.widgets.footer import FittedFooter
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.queues import QueuePane
@@ -65,7 +66,7 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
         yield ChartsPane(id="charts")
         yield JobsTable(user=self.user, id="jobs")
         yield Static(id="jobs-info")
-        yield Footer()
+        yield FittedFooter()
 
     # -- layout by terminal size (the classes are described in hpctop.tcss) ------------------------
 

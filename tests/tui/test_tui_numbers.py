@@ -204,3 +204,15 @@ def test_wait_axis_ticks_stay_distinct_for_short_waits() -> None:
     assert tick_labels([0.0, 0.075, 0.15]) == ["0.00", "0.07", "0.15"]
     assert tick_labels([0.0, 1.25, 2.5]) == ["0.0", "1.2", "2.5"]  # one decimal below 3, as before
     assert tick_labels([0.0, 6.0, 12.0]) == ["0", "6", "12"]
+
+
+def test_held_job_priority_value_comes_from_its_priority_class() -> None:
+    """A held job has no pods, so no resolved ``spec.priority``: its class's value stands in
+    (Kubernetes admission resolves a pod's priority from its PriorityClass object)."""
+    snapshot = _DEMO.snapshot
+    job = next(j for j in snapshot.jobs.values() if j.state.value == "HELD" and j.priority_class)
+    assert job.priority_class is not None and job.priority_value is None and not job.pods
+    expected = snapshot.priority_classes[job.priority_class].value
+    body = _demo_detail(lambda j: j.key == job.key)
+    assert "(value -)" not in body
+    assert f"priority class {job.priority_class} (value {expected}, from the PriorityClass" in body

@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 from textual.widgets import Static
+from textual.widgets._footer import FooterKey
 
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.screens.confirm import ConfirmScreen
+from hpctop.tui.widgets.footer import MORE_KEYS, FittedFooter, hint_width
 from hpctop.tui.widgets.jobs import JobsTable
 from hpctop.tui.widgets.status import StatusBar
 from tests.sample_session import SampleSession
@@ -123,3 +125,38 @@ async def test_read_only_refusals_say_so() -> None:
         assert not isinstance(app.screen, ConfirmScreen)
         info = app.query_one("#jobs-info", Static)
         assert "marked" not in str(info.render())
+
+
+async def _footer_after(pilot: Any, app: HpctopApp) -> tuple[FittedFooter, list[FooterKey]]:
+    """The main screen's footer once its hints are laid out (they come after the first refresh)."""
+    footer = app.screen.query_one(FittedFooter)
+    for _ in range(50):
+        await pilot.pause()
+        keys = [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
+        if keys:
+            return footer, keys
+    raise AssertionError("the footer laid out no hints")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+@pytest.mark.parametrize("screen", ["main", "detail"])
+async def test_footer_hints_are_whole_and_the_way_to_every_key_stays(
+    screen: str, size: tuple[int, int]
+) -> None:
+    """At 80 columns the stock footer cut its row at the terminal's edge ("z ▏"): each hint shown
+    must be whole, inside the screen and clear of the palette hint, Quit and Help always among them."""
+    app = _app()
+    async with app.run_test(size=size) as pilot:
+        await pilot.press(*SCREENS[screen])
+        footer, keys = await _footer_after(pilot, app)
+        palette = footer.query_one(".-command-palette").region
+        for key in keys:
+            assert key.region.width >= hint_width(key, compact=footer.compact) - 1, key.description
+            assert key.region.right <= palette.x, (key.description, key.region, palette)
+        actions = {k.action for k in keys}
+        assert actions & {"quit", "app.quit"} and actions & {"help", "app.help"}, actions
+        if size == (200, 50):  # room for every hint: none left out, Help is Help
+            assert footer.left_out == 0
+            assert "Help" in {k.description for k in keys}
+        elif footer.left_out:
+            assert MORE_KEYS in {k.description for k in keys}, "the footer says where the rest are"

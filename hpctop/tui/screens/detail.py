@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hpctop.backends.kai import read as kai
 from hpctop.model.history import JournalEntry
@@ -28,6 +28,7 @@ from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held, order_source
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
 from hpctop.tui.topology_text import topology_lines
+from hpctop.tui.widgets.footer import FittedFooter
 
 if TYPE_CHECKING:
     from hpctop.actions.audit import AuditRecord
@@ -36,6 +37,24 @@ if TYPE_CHECKING:
 
 def _s(value: object, cap: int = 1024) -> str:
     return sanitize_display(str(value), cap=cap)
+
+
+def _priority_value(job: Job, snapshot: Snapshot) -> str:
+    """The job's priority value: its pods' (admission resolved it into ``spec.priority``), else
+    the value its PriorityClass object gives, which admission will resolve for its pods (a held
+    job has no pods yet: "value -" read as a job without a priority)."""
+    if job.priority_value is not None:
+        return f"value {job.priority_value}"
+    classes = snapshot.priority_classes
+    if job.priority_class:
+        known = classes.get(job.priority_class)
+        if known is None:
+            return "value unknown: no such PriorityClass"
+        return f"value {known.value}, from the PriorityClass: no pods yet"
+    default = next((c for c in classes.values() if c.global_default), None)
+    if default is not None:  # admission gives a pod without a class the global default's value
+        return f"value {default.value}, the global default {_s(default.name)}'s: no pods yet"
+    return "value 0: no class and no global default"
 
 
 def detail_text(
@@ -75,8 +94,7 @@ def detail_text(
         t.append(f"eligible partitions {_s(part.replace(',', ', '))} (one, {when})  ")
     else:
         t.append(f"partition {_s(part or '-')}  ")
-    value = "-" if job.priority_value is None else str(job.priority_value)
-    t.append(f"priority class {_s(job.priority_class or '-')} (value {value})\n")
+    t.append(f"priority class {_s(job.priority_class or '-')} ({_priority_value(job, snapshot)})\n")
     # a submit time of 0 is one the cluster did not say (a recording without creation times), not 1970
     known = job.submit_time > 0
     t.append(f"submitted {fmt_clock(job.submit_time) if known else '-'}")
@@ -301,7 +319,7 @@ class JobDetailScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-body"):
             yield Static(self._build(self.key), id="detail-text")
-        yield Footer()
+        yield FittedFooter()
 
     def refresh_body(self) -> None:
         self.query_one("#detail-text", Static).update(self._build(self.key))

@@ -15,9 +15,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hpctop.tui.sanitize import sanitize_display
+from hpctop.tui.widgets.footer import FittedFooter
 
 #: real seconds between two reads of a followed log
 FOLLOW_INTERVAL = 0.5
@@ -64,7 +65,7 @@ class TextScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="text-scroll"):
             yield Static(id="text-body")
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.refresh_body()
