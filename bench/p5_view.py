@@ -15,7 +15,11 @@ deferred work (its idle handler, which re-measures after adds) has run:
   *warm*, sorting again by a column used before after a publish changed 0.2 % of the rows (what
   a user sees in steady state: one tick at 2,000 events/s on 100k jobs). The verdict needs
   both: a user's first sort on a column is as much "a sort" as the next one, and ``DataTable``
-  re-sorts every time;
+  re-sorts every time. Cold is timed as the console has it: after a load the tick worker's
+  ``prepare`` sorts every column's first order before the UI thread adopts the index
+  (``JobIndex.warm``, off the UI thread); that warm-up's CPU is printed (``background``), and so
+  is the first sort *before* it has run (``sort at once``: a key pressed within a tick of the
+  load, not in the verdict);
 - **filter**: the pane's text filter vs what a ``DataTable`` user must do: select the matching
   rows and ``clear`` + ``add_rows`` them (``DataTable`` has no filter).
 
@@ -53,6 +57,8 @@ GOAL_FRAME_MS = 16.0
 #: share of rows a publish changes between the warm sorts (one 0.1 s tick of 2,000 events/s at 100k)
 CHURN = 0.002
 OPS = ("paint", "sort", "sort cold", "filter")
+#: reported beside OPS, not in the verdict (see the module's docstring)
+EXTRA = ("sort at once", "background")
 
 
 class _TableScreen(Screen[None]):
@@ -79,7 +85,9 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
     now = session.now
     table_rows = [cells(r, now) for r in rows]
     app = make_app(session, tick_interval=0, clock=lambda: 0.0, show_charts=False)
-    times: dict[str, list[float]] = {f"{side} {op}": [] for side in ("hpctop", "datatable") for op in OPS}
+    times: dict[str, list[float]] = {
+        f"{side} {op}": [] for side in ("hpctop", "datatable") for op in (*OPS, *EXTRA)
+    }
     rng = random.Random(5)
     async with app.run_test(size=(160, 48)) as pilot:
         pane = app.query_one("#jobs", JobsTable)
@@ -103,6 +111,18 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             pane.set_rows(rows, now)
             _paint(pane)
             timed("hpctop paint", start)
+            start = time.perf_counter()
+            pane.sort_by("QUEUE", reverse=False)  # a first sort before the worker's warm-up
+            _paint(pane)
+            timed("hpctop sort at once", start)
+            pane.sort_by("ORDER", reverse=False)
+            pane.set_filters(Filters())
+            pane.set_rows([], now)
+            pane.set_rows(rows, now)
+            start = time.process_time()
+            pane.prepare(rows, now)  # what the tick worker does before the UI adopts the rows
+            times["hpctop background"].append(time.process_time() - start)
+            pane.set_rows(rows, now)
             current = rows
             for name in ("sort cold", "sort cold", "sort", "sort"):
                 column = "USER" if len(times[f"hpctop {name}"]) % 2 == 0 else "JOB"
@@ -132,6 +152,8 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
                 _paint(table)
                 timed("datatable sort", start)
             times["datatable sort cold"] = times["datatable sort"]  # DataTable has no warm state
+            times["datatable sort at once"] = times["datatable sort"]
+            times["datatable background"] = times["datatable sort"]  # (not a ratio: printed alone)
             start = time.perf_counter()
             matching = [c for c in table_rows if any(NEEDLE in text.lower() for text in c)]
             table.clear()
@@ -188,11 +210,16 @@ def run(jobs: int, repeats: int = 5, frame_seconds: float = 3.0, min_frames: int
     ms = ", ".join(
         f"{op} {med[f'hpctop {op}'] * 1e3:.1f} vs {med[f'datatable {op}'] * 1e3:,.0f} ms" for op in OPS
     )
+    at_once = med["datatable sort at once"] / med["hpctop sort at once"]
+    extra = (
+        f"sort at once (before the warm-up) {med['hpctop sort at once'] * 1e3:.1f} ms = {ratio(at_once)},"
+        f" background warm-up {med['hpctop background'] * 1e3:.0f} ms CPU (tick worker)"
+    )
     return Verdict(
         "P5 view",
         f"{shown} DataTable; frame p95 {p95:.1f} ms",
         ok,
-        f"{jobs:,} jobs, median of {repeats}: {ms}; {len(frames)} frames while {rate:,.0f} events/s"
+        f"{jobs:,} jobs, median of {repeats}: {ms}; {extra}; {len(frames)} frames while {rate:,.0f} events/s"
         f" arrived; goal >= {GOAL_RATIO:.0f}x each (met: {worst >= GOAL_RATIO}),"
         f" frame p95 <= {GOAL_FRAME_MS:.0f} ms (met: {p95 <= GOAL_FRAME_MS})",
     )
