@@ -26,12 +26,19 @@ read, so the verdict's run reads it once per chunk, as a console does once per f
 that read the benchmark would skip work a user's console does. The same replay headless (decisions
 only, what ``hpctop jobs --demo --at T`` and a recording run) is timed first and printed beside it,
 with a check that both bound the same pods.
+
+The whole-trace average is carried by an idle tail (past t ~ 10,000 few jobs are left and the
+scheduling points are skipped), so the line also gives the CPU speed of each ``STRETCH`` of
+virtual time with the view read: the busy stretch (t ~ 2,000-6,000, pending jobs piled up on
+quota) is the one a console watched during it sees.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
+from dataclasses import dataclass
 
 from bench.common import Verdict
 from hpctop.runtime.session import demo_session
@@ -41,25 +48,63 @@ CHUNK = 60.0
 GOAL = 1000.0
 
 
-def _replay(horizon: float, read_view: bool) -> tuple[float, float, float, float, dict[str, float]]:
-    """Build the demo and replay it to ``horizon``; (virtual s, build s, replay s, CPU s of both, stats)."""
+#: virtual seconds per stretch in the per-stretch speeds (the trace's busy stretch is ~2,400-6,000)
+STRETCH = 2_000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """One timed replay: virtual seconds reached, build and replay wall seconds, CPU seconds,
+    the session's stats and the CPU seconds of each ``STRETCH`` of virtual time (build excluded)."""
+
+    elapsed: float
+    build: float
+    replay: float
+    cpu: float
+    stats: dict[str, float]
+    stretches: list[tuple[float, float, float]]  # (from, to, CPU s)
+
+
+def _replay(horizon: float, read_view: bool) -> Replay:
+    """Build the demo and replay it to ``horizon`` in ``CHUNK`` steps, the view read after each if asked."""
     cpu = time.process_time()
     start = time.perf_counter()
     session = demo_session(seed=1)
     built = time.perf_counter()
+    stretches: list[tuple[float, float, float]] = []
+    mark, mark_cpu = session.elapsed, time.process_time()
     while session.elapsed < horizon:
         session.step(min(CHUNK, horizon - session.elapsed))
         if read_view:
             _ = session.result  # the console's view, once per chunk
+        if session.elapsed - mark >= STRETCH or session.elapsed >= horizon:
+            now_cpu = time.process_time()
+            stretches.append((mark, session.elapsed, now_cpu - mark_cpu))
+            mark, mark_cpu = session.elapsed, now_cpu
     end = time.perf_counter()
-    return session.elapsed, built - start, end - built, time.process_time() - cpu, session.stats()
+    return Replay(
+        session.elapsed, built - start, end - built, time.process_time() - cpu, session.stats(), stretches
+    )
+
+
+def stretch_speeds(stretches: list[tuple[float, float, float]]) -> str:
+    """``t = a-b: Nx`` per stretch (virtual seconds per CPU second), the slowest marked."""
+    speeds = [(b - a) / cpu if cpu > 0 else math.inf for a, b, cpu in stretches]
+    slowest = min(range(len(speeds)), key=speeds.__getitem__) if speeds else -1
+    return ", ".join(
+        f"{a:,.0f}-{b:,.0f} {speed:,.0f}x{' (slowest)' if i == slowest and len(speeds) > 1 else ''}"
+        for i, ((a, b, _), speed) in enumerate(zip(stretches, speeds, strict=True))
+    )
 
 
 def run(horizon: float) -> Verdict:
     demo_session(seed=1)  # untimed: the trace's CSVs are read once per process, by whichever build is first
     # headless (decisions only, as `hpctop jobs --demo --at T` runs), then as a console
-    elapsed, build_h, replay_h, cpu_h, stats_h = _replay(horizon, read_view=False)
-    _, build, replay, cpu, stats = _replay(horizon, read_view=True)
+    headless_run = _replay(horizon, read_view=False)
+    view_run = _replay(horizon, read_view=True)
+    elapsed, stats, stats_h = view_run.elapsed, view_run.stats, headless_run.stats
+    build, replay, cpu = view_run.build, view_run.replay, view_run.cpu
+    build_h, replay_h, cpu_h = headless_run.build, headless_run.replay, headless_run.cpu
     real = build + replay
     speed = elapsed / real
     headless = elapsed / (build_h + replay_h)
@@ -76,7 +121,8 @@ def run(horizon: float) -> Verdict:
         f" {speed * COMPRESSION:,.0f}x in trace time); CPU {cpu:.1f} s = {elapsed / cpu:,.0f}x per CPU"
         f" second (load average {load:.1f}: wall is CPU plus the wait for a core);"
         f" headless (decisions only, same binds): {build_h + replay_h:.1f} s, CPU {cpu_h:.1f} s"
-        f" (met: {headless >= GOAL}); {stats['events']:,.0f} events,"
+        f" (met: {headless >= GOAL}); CPU per {STRETCH:,.0f} virtual s with the view:"
+        f" {stretch_speeds(view_run.stretches)}; {stats['events']:,.0f} events,"
         f" {stats['binds']:,.0f} binds, {stats['schedule_runs']:,.0f} core runs ({core:.0%} of the time),"
         f" {stats['skipped_cycles']:,.0f} scheduling points skipped (nothing fits);"
         f" verdict on virtual time (run times are not compressed); goal >= {GOAL:,.0f}x",

@@ -1,8 +1,10 @@
 """Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
 
-``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|gc] [size]``: cProfile's top functions by
-own time (``tottime``) and by cumulative time for the region a benchmark times (``p7phases``: P7's
-CPU time split by phase, no cProfile); ``gc`` times
+``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|p7views|p7points|gc] [size]``: cProfile's top
+functions by own time (``tottime``) and by cumulative time for the region a benchmark times
+(``p7phases``: P7's CPU time split by phase and the GC's collections, no cProfile; ``p7views``:
+the view reads alone from t = 2,400, the busy stretch; ``p7points``: the scheduling points
+alone, the same stretch); ``gc`` times
 ``decode_list`` and ``orjson.loads`` with the GC as is, disabled and after ``gc.freeze()`` on a heap
 that already holds a synced store (the situation of a relist or a burst), interleaved.
 """
@@ -17,6 +19,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -149,6 +152,18 @@ def p7_phases(horizon: int) -> str:
     timed(core._Cycle, "_roll_up", "  of which _roll_up", inside=True)
     session_module.demo_session(seed=1)  # the CSVs, outside the figures as in the benchmark
     view = 0.0
+    # the cyclic GC's collections, timed through ``gc.callbacks`` (inside the phases above too)
+    in_view = [False]
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.process_time()
+            return
+        label = f"  GC collections, {'view reads' if in_view[0] else 'the loop'} (inside the above)"
+        spent[label] = spent.get(label, 0.0) + time.process_time() - gc_started[0]
+
+    gc.callbacks.append(on_gc)
     try:
         started = time.process_time()
         session = session_module.demo_session(seed=1)
@@ -156,10 +171,13 @@ def p7_phases(horizon: int) -> str:
         while session.elapsed < horizon:
             session.step(min(60, horizon - session.elapsed))
             at = time.process_time()
+            in_view[0] = True
             _ = session.result
+            in_view[0] = False
             view += time.process_time() - at
         total = time.process_time() - started
     finally:
+        gc.callbacks.remove(on_gc)
         for owner, name, inner in undo:
             setattr(owner, name, inner)
     lines = [
@@ -174,7 +192,52 @@ def p7_phases(horizon: int) -> str:
             if label == "core: run (both modes)" and "  of which _roll_up" in spent:
                 part = spent["  of which _roll_up"]
                 lines.append(f"  {'  of which _roll_up':<46} {part:7.3f} s  {part / total:6.1%}")
+    for label, value in sorted(spent.items()):
+        if label.startswith("  GC"):
+            lines.append(f"{label:<48} {value:7.3f} s  {value / total:6.1%}")
     return "\n".join(lines)
+
+
+def p7_views(horizon: int, since: float = 2_400.0, points: bool = False) -> str:
+    """cProfile of the P7 verdict's view reads alone (the console's full cycles), from ``since``
+    (or t = 0 when the horizon is shorter) to ``horizon``; the replay before and between is not
+    profiled. The busy stretch (t ~ 2,400-6,000) is where a view read costs the most.
+    ``points``: the scheduling points' placements-only cycles alone instead (``p7points``)."""
+    from hpctop.runtime.session import demo_session
+
+    session = demo_session(seed=1)
+    start = since if horizon > since else 0.0
+    while session.elapsed < start:
+        session.step(60)
+        _ = session.result
+    prof = cProfile.Profile()
+    if points:
+        decide = session._decide
+
+        def profiled(*args: Any) -> Any:
+            prof.enable()
+            try:
+                return decide(*args)
+            finally:
+                prof.disable()
+
+        session._decide = profiled
+    while session.elapsed < horizon:
+        session.step(min(60, horizon - session.elapsed))
+        if not points:
+            prof.enable()
+        _ = session.result
+        if not points:
+            prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(30)
+    return out.getvalue()
+
+
+def p7_points(horizon: int) -> str:
+    return p7_views(horizon, points=True)
 
 
 def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
@@ -218,6 +281,8 @@ def main(argv: list[str]) -> None:
         "p7": p7,
         "p7h": p7h,
         "p7phases": p7_phases,
+        "p7views": p7_views,
+        "p7points": p7_points,
         "gc": gc_effect,
     }
     defaults = {
@@ -228,6 +293,8 @@ def main(argv: list[str]) -> None:
         "p7": 1200,
         "p7h": 1200,
         "p7phases": 1200,
+        "p7views": 4800,
+        "p7points": 4800,
         "gc": 5000,
     }
     print(runs[what](size or defaults[what]))

@@ -469,17 +469,31 @@ def _requested_total(
     return None
 
 
+# The members the lone-pod path reads, bound once: ``JobState.RUNNING`` goes through the enum
+# metaclass's attribute hook on each access (~0.1 us in CPython 3.11), and this path runs once per
+# watch event (issue 16, P3; bench/README.md, session 12 watch).
+_PENDING, _RUNNING, _STARTING, _COMPLETING = (
+    JobState.PENDING,
+    JobState.RUNNING,
+    JobState.STARTING,
+    JobState.COMPLETING,
+)
+_COMPLETED, _FAILED, _OOM = JobState.COMPLETED, JobState.FAILED, JobState.OOM
+_NOT_STARTED = (JobState.PENDING, JobState.HELD)
+_SERVICE, _BATCH = JobKind.SERVICE, JobKind.BATCH
+
+
 def _lone_state(pod: Pod) -> JobState:
     """:func:`_state` for one pod, no owner object, a gang minimum of 1 (the same answers)."""
     if pod.phase not in ("Succeeded", "Failed"):  # live
         if pod.deleted is not None:
-            return JobState.COMPLETING
+            return _COMPLETING
         if pod.node_name:
-            return JobState.RUNNING if pod.phase == "Running" else JobState.STARTING
-        return JobState.PENDING
+            return _RUNNING if pod.phase == "Running" else _STARTING
+        return _PENDING
     if pod.phase == "Failed":
-        return JobState.OOM if pod.terminated_reason == "OOMKilled" else JobState.FAILED
-    return JobState.COMPLETED
+        return _OOM if pod.terminated_reason == "OOMKilled" else _FAILED
+    return _COMPLETED
 
 
 def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = None) -> Job:
@@ -505,12 +519,12 @@ def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = N
     state = _lone_state(pod)
     live = not pod.is_terminal
     reasons: tuple[Reason, ...] = ()
-    if state == JobState.PENDING:
+    if state == _PENDING:
         pod_level = _observed_reason([pod]) if live else None
         if pod_level is not None:
             reasons = (pod_level,)
     node = pod.node_name
-    start_time = pod.started if state not in (JobState.PENDING, JobState.HELD) else None
+    start_time = pod.started if state not in _NOT_STARTED else None
     namespace, kind, name = key
     if (
         previous is not None
@@ -529,7 +543,7 @@ def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = N
         key,
         namespace,
         name,
-        JobKind.SERVICE if kind in SERVICE_KINDS else JobKind.BATCH,
+        _SERVICE if kind in SERVICE_KINDS else _BATCH,
         kind,
         pod.uid,
         user,

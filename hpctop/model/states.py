@@ -32,25 +32,36 @@ class JobState(StrEnum):
         """The squeue state code (``PD``, ``R``, ``CD``, ...)."""
         return _CODES[self]
 
+    # The three predicates read module-level frozensets: a tuple of ``JobState.X`` built per
+    # call looked each member up on the enum class (slow in CPython 3.11) and cost ~1.5 us, asked
+    # several times per derived job row (issue 16, P3 profile: bench/README.md, session 12 watch).
+
     @property
     def is_pending(self) -> bool:
-        return self in (JobState.PENDING, JobState.HELD, JobState.REQUEUED, JobState.PREEMPTED)
+        return self in _PENDING
 
     @property
     def is_active(self) -> bool:
         """Holds resources on nodes now."""
-        return self in (JobState.STARTING, JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED)
+        return self in _ACTIVE
 
     @property
     def is_finished(self) -> bool:
-        return self in (
-            JobState.COMPLETED,
-            JobState.FAILED,
-            JobState.CANCELLED,
-            JobState.TIMEOUT,
-            JobState.NODE_FAIL,
-            JobState.OOM,
-        )
+        return self in _FINISHED
+
+
+_PENDING = frozenset((JobState.PENDING, JobState.HELD, JobState.REQUEUED, JobState.PREEMPTED))
+_ACTIVE = frozenset((JobState.STARTING, JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED))
+_FINISHED = frozenset(
+    (
+        JobState.COMPLETED,
+        JobState.FAILED,
+        JobState.CANCELLED,
+        JobState.TIMEOUT,
+        JobState.NODE_FAIL,
+        JobState.OOM,
+    )
+)
 
 
 _CODES = {

@@ -114,6 +114,13 @@ class PassRecord:
     stamp: tuple[object, ...]
     steps: Sequence[_Step]
     effects: Sequence[tuple[Any, ...]]
+    #: what the pass started from, to find what an event changed (``_Cycle._start_diff``): each
+    #: node's kept free-state template and raw release list (identity: both are replaced, never
+    #: mutated, when they change; ``None``: the releases were built from scratch) and each
+    #: queue's usage before any placement
+    templates: Mapping[str, NodeFree]
+    releases: Mapping[str, object] | None
+    usage: Mapping[str, Resources]
 
 
 #: cpu, memory, GPU milli, members, ext, per-node limit (0: none)
@@ -260,6 +267,12 @@ class _Cycle:
         self._closed: dict[str, str | None] = {}  # leaf queue -> first closed queue above it (fixed)
         self._up: dict[int, tuple[Eligibility, list[str]]] = {}  # by id: the object is kept with it
         self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
+        #: the raw release lists the profile started from (``PassRecord.releases``)
+        self.raw_releases: dict[str, object] | None = None
+        #: per node an event changed: its live state as the recorded pass had it, kept in step
+        #: with the replayed placements (``_unaffected``)
+        self.shadow: dict[str, NodeFree] = {}
+        self._capped: dict[str, list[str]] = {}  # leaf queue -> its queues with a max (quota reads)
 
     # -- static matching ------------------------------------------------------------------------
 
@@ -664,9 +677,11 @@ class _Cycle:
             kind = effect[0]
             if kind == "place":
                 _, path, need, req, members, limit = effect
-                live, profile, index = self.live, self.profile, self.index
+                live, profile, index, shadow = self.live, self.profile, self.index, self.shadow
                 for node, indices in members:
                     live[node].charge(req, indices)
+                    if node in shadow:
+                        shadow[node].charge(req, indices)
                 for node in dict.fromkeys(node for node, _ in members):
                     profile.touch(node)
                     index.update(live[node])
@@ -682,6 +697,75 @@ class _Cycle:
             else:
                 _, key, pname, start, end, members, req = effect
                 self.profile.add_reservation(key, pname, start, end, members, req)
+
+    def _start_diff(
+        self, record: PassRecord, usage: Mapping[str, Resources]
+    ) -> tuple[set[str], set[str]] | None:
+        """(nodes, queues) whose starting state differs from the recorded pass's; ``None``: unknown.
+
+        A node differs when its kept free-state template or its raw release list is another
+        object than the record's (both are replaced when, and only when, the node's pods, their
+        charges or their jobs' ends change); a queue when its usage before any placement differs.
+        """
+        if self.raw_releases is None or record.releases is None:
+            return None
+        old, new = record.templates, self.live.templates
+        nodes = {name for name, template in new.items() if old.get(name) is not template}
+        old_rel, new_rel = record.releases, self.raw_releases
+        nodes.update(name for name, entries in new_rel.items() if old_rel.get(name) is not entries)
+        nodes.update(old_rel.keys() - new_rel.keys())
+        queues = {path for path, used in usage.items() if record.usage.get(path) != used}
+        queues.update(record.usage.keys() - usage.keys())
+        for name in nodes:
+            template = old.get(name)
+            if template is None:
+                return None
+            self.shadow[name] = template.clone()
+        return nodes, queues
+
+    def _unaffected(
+        self,
+        job: Job,
+        path: str,
+        elig: Eligibility,
+        req: Request,
+        searched: bool,
+        diff: tuple[set[str], set[str]],
+    ) -> bool:
+        """Whether a job's turn reads nothing an event changed, so it decides as it did before.
+
+        A turn reads the usage of its queue's capped ancestors (the quota check, and the usage a
+        quota reason quotes) and the schedulable matching nodes of its partitions (placement
+        scans, the live fit, the reservation it would delay, the reservation search with its
+        budget). A changed node it reads leaves every one of those answers alone when one member
+        fits it neither in the state the recorded pass had (``shadow``) nor in this one: the scans
+        take only nodes hosting a member (what a reservation leaves is never more than the live
+        state), so such a node counts for nothing in either. A reservation search also reads
+        each node's future releases and charges the budget for them, so a turn that searched
+        (``searched``) must not read a changed node at all.
+        """
+        nodes, queues = diff
+        if queues:
+            capped = self._capped.get(path)
+            if capped is None:
+                tree = self.tree
+                capped = self._capped[path] = [
+                    p for p in tree.ancestors(path) if tree.nodes[p].spec.max is not None
+                ]
+            if any(p in queues for p in capped):
+                return False
+        if nodes:
+            sig = self.signature(job)
+            for pname in elig.partitions:
+                hit = nodes.intersection(self.member_set(sig, pname))
+                if not hit:
+                    continue
+                if searched:
+                    return False
+                for name in hit:
+                    if self.shadow[name].fits_one(req) or self.live[name].fits_one(req):
+                        return False
+        return True
 
     # -- the cycle -----------------------------------------------------------------------------
 
@@ -767,8 +851,10 @@ class _Cycle:
             raw = kept_for(self.memo).update(active, self.charges, self.now)
         except ValueError:  # two jobs claim one pod: no kept lists, the old pass (once per job)
             forget(self.memo)
+            self.raw_releases = None
             profile.add_releases(releases_from_scratch(active, self.charges, self.now))
             return
+        self.raw_releases = dict(raw)  # the kept lists are replaced, never mutated, per node
         if profile.releases:  # (empty at this point of a cycle) merged and sorted as add_releases does
             profile.add_releases(raw)
             return
@@ -828,6 +914,7 @@ class _Cycle:
         path_of: dict[JobKey, str] = {}
         placements_only = self.placements_only
         self._roll_up(active, pending, path_of, with_demand=not placements_only)
+        usage = {} if placements_only else {path: node.used for path, node in self.tree.nodes.items()}
         self.tree.compute_normalized_shares(self.cluster)
         queue_status = {} if placements_only else self._held_status(self.tree.status(self.cluster))
         partitions = (
@@ -959,9 +1046,12 @@ class _Cycle:
         placements: list[Placement] = []
         # the previous cycle's pass (``PassRecord``), replayed while this one pops the same jobs
         memo = self.memo
-        stamp = (memo.free_version, split.active_version, now, inputs, weights)
+        # the stamp: what the whole pass reads alike; what an event changed on nodes and queues
+        # is found per job (``_start_diff``, ``_unaffected``)
+        stamp = (now, inputs, weights)
         record = memo.pass_record
         replay: Sequence[_Step] = ()
+        diff: tuple[set[str], set[str]] | None = None
         if (
             not placements_only
             and record is not None
@@ -969,7 +1059,10 @@ class _Cycle:
             and record.stamp == stamp
             and (record.policy is self.policy or record.policy == self.policy)
         ):
-            replay = record.steps
+            diff = self._start_diff(record, usage)
+            if diff is not None:
+                replay = record.steps
+        changed = diff is not None and bool(diff[0] or diff[1])
         steps: list[_Step] = []
         effects = self.effects
         replayed = 0
@@ -990,19 +1083,33 @@ class _Cycle:
                 turn = len(steps)  # this pop's place in the pass (held jobs included)
                 if replay:
                     done = replay[turn] if turn < len(replay) else None
-                    if done is not None and done.job is job and done.priority is priorities[key]:
-                        # the same job, at the same place, on the same state: the same decision
-                        assert record is not None
-                        start = len(effects)
-                        self._replay(record.effects[start : done.effects])
-                        effects.extend(record.effects[start : done.effects])
+                    # the same job at the same place (so the same order so far: its priority is
+                    # read by the order alone), reading nothing the event changed: the same decision
+                    done_effects: Sequence[tuple[Any, ...]] = ()
+                    if done is not None and done.job is not job:
+                        done = None
+                    if done is not None:
+                        assert record is not None and diff is not None
+                        done_effects = record.effects[len(effects) : done.effects]
+                        if changed and not self._unaffected(
+                            job,
+                            path,
+                            elig[key],
+                            requests[key],
+                            any(effect[0] == "tried" for effect in done_effects),
+                            diff,
+                        ):
+                            done = None
+                    if done is not None:
+                        self._replay(done_effects)
+                        effects.extend(done_effects)
                         self.profile.budget = done.budget
                         out = outcomes[key] = replace(done.outcome)
                         if not held:
                             order.append(key)
                         if out.placement is not None:
                             placements.append(replace(out.placement, priority=priorities[key]))
-                        steps.append(_Step(job, done.priority, len(effects), done.budget, out))
+                        steps.append(_Step(job, priorities[key], len(effects), done.budget, out))
                         replayed += 1
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
@@ -1020,7 +1127,9 @@ class _Cycle:
                 if entries:
                     heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
         if not placements_only:
-            memo.pass_record = PassRecord(self.view, self.policy, stamp, steps, effects)
+            memo.pass_record = PassRecord(
+                self.view, self.policy, stamp, steps, effects, self.live.templates, self.raw_releases, usage
+            )
 
         # explain resource waits on the final state (one scan per distinct request and node set)
         cache: dict[tuple[object, ...], Reason] = {}

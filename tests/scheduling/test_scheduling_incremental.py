@@ -15,8 +15,10 @@ exactly that queue's breakdowns, and a moved clock recomputes all of them.
 The decision pass is replayed too (``core.PassRecord``): while a cycle pops the very job the
 previous one popped at the same place, from the same state, it applies the recorded effects
 instead of deciding again. The same property covers it (submitted, re-queued and deleted pending
-jobs at an unmoved clock replay a prefix); the targeted tests show that a submitted job replays
-the jobs ahead of it and that a finished pod replays nothing.
+jobs at an unmoved clock replay a prefix; so do finished, moved and resized pods, up to the first
+job whose turn reads what they changed: ``core._Cycle._unaffected``); the targeted tests show that
+a submitted job replays the jobs ahead of it, that a finished pod replays the jobs that cannot use
+what it freed, and that a moved clock replays nothing.
 """
 
 from __future__ import annotations
@@ -172,10 +174,69 @@ def test_a_submitted_job_replays_the_jobs_ahead_of_it() -> None:
     assert _decisions(again) == _decisions(warm)
 
 
-def test_a_finished_pod_or_a_moved_clock_replays_nothing() -> None:
+def _finish(snap: Snapshot, job_key: tuple[str, str, str]) -> Snapshot:
+    """A running job finished: its pods and the job gone (its node and its queue usage move)."""
+    job = snap.jobs[job_key]
+    pods = {k: v for k, v in snap.pods.items() if k not in job.pods}
+    jobs = {k: v for k, v in snap.jobs.items() if k != job.key}
+    return dataclasses.replace(
+        snap, version=snap.version + 1, pods=MappingProxyType(pods), jobs=MappingProxyType(jobs)
+    )
+
+
+def test_a_finished_pod_replays_the_jobs_that_cannot_use_what_it_freed() -> None:
+    """A finished pod frees capacity on one node and moves its queue's usage: the pass replays
+    each job that reads neither (nor can host a member on the node, before or after), and decides
+    again from the first that could; a moved clock replays nothing."""
     memo = Memo()
-    schedule(BASE, POLICY, NOW, memo=memo)
-    finished = schedule(_finish_in(BASE, "root.batch"), POLICY, NOW, memo=memo)
-    assert finished.stats["pass_replayed"] == 0
+    first = schedule(BASE, POLICY, NOW, memo=memo)
+    running = sorted(k for k, j in BASE.jobs.items() if j.state == JobState.RUNNING and len(j.pods) == 1)
+    replayed_counts = []
+    for key in running[:12]:
+        memo = Memo()
+        schedule(BASE, POLICY, NOW, memo=memo)
+        after = _finish(BASE, key)
+        finished = schedule(after, POLICY, NOW, memo=memo)
+        replayed = int(finished.stats["pass_replayed"])
+        assert replayed < finished.stats["considered"]
+        assert finished.pending_order[:replayed] == first.pending_order[:replayed]
+        assert _decisions(finished) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+        replayed_counts.append(replayed)
+    assert any(replayed_counts), "no finished pod replayed any job: the rule is vacuous here"
     later = schedule(BASE, POLICY, NOW + 1, memo=memo)
     assert later.stats["pass_replayed"] == 0
+
+
+def test_a_started_pod_replays_only_what_its_node_cannot_change() -> None:
+    """The other direction: a pod bound on a node (less free there, more usage): the jobs that could
+    have used the node in the recorded pass are decided again (``shadow``), the answer is the full
+    recompute's."""
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    pods = dict(BASE.pods)
+    by_node = dict(BASE.pods_by_node)
+    jobs = dict(BASE.jobs)
+    # the first node (every job's first fit) filled up: jobs that fitted it before no longer do
+    node = next(n for n in sorted(BASE.nodes) if BASE.nodes[n].schedulable)
+    rest = BASE.nodes[node].allocatable
+    for key in BASE.pods_by_node.get(node, ()):
+        rest = rest - BASE.pods[key].requests
+    job = next(j for j in BASE.jobs.values() if j.state == JobState.PENDING and len(j.pending_pods) == 1)
+    job = dataclasses.replace(job, per_member=rest)
+    pod = dataclasses.replace(
+        pods[job.pending_pods[0]], node_name=node, phase="Running", started=NOW - 60, requests=rest
+    )
+    pods[pod.key] = pod
+    by_node[node] = by_node.get(node, frozenset()) | {pod.key}
+    jobs[job.key] = dataclasses.replace(
+        job, state=JobState.RUNNING, running_members=1, pending_pods=(), nodes=(node,), start_time=NOW - 60
+    )
+    after = dataclasses.replace(
+        BASE,
+        version=BASE.version + 1,
+        pods=MappingProxyType(pods),
+        jobs=MappingProxyType(jobs),
+        pods_by_node=MappingProxyType(by_node),
+    )
+    warm = schedule(after, POLICY, NOW, memo=memo)
+    assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))

@@ -1,0 +1,68 @@
+"""The session's view read keeps the automatic GC paused, as its loop does, and gives it back.
+
+Why: with the automatic GC on, every young collection during a view read traversed the
+snapshot's fresh copies of the pod and job maps, and the full cycle's answer was promoted
+through every generation (bench/README.md, session 12, sim). The read must still hand the GC
+back in the state it found it, or a console would run with its GC off.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from hpctop.model.store import Snapshot
+from hpctop.runtime.session import Session
+from hpctop.sources.scenario import parse_scenario
+from hpctop.sources.simulator import SimulatedCluster
+from tests.sources.test_simulator import BASE, JOBS
+
+
+@pytest.fixture
+def gc_on() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not was:
+            gc.disable()
+
+
+def _session_recording_gc(seen: list[bool]) -> Session:
+    session = Session(SimulatedCluster(parse_scenario(BASE + JOBS), seed=3))
+    take = session.store.snapshot
+
+    def snapshot() -> Snapshot:
+        seen.append(gc.isenabled())
+        return take()
+
+    session.store.snapshot = snapshot  # type: ignore[method-assign]
+    return session
+
+
+def test_the_view_read_runs_with_the_automatic_gc_paused_and_restores_it(gc_on: None) -> None:
+    seen: list[bool] = []
+    session = _session_recording_gc(seen)
+    session.step(120)
+    seen.clear()
+    result = session.result
+    assert seen == [False]  # the view's snapshot was taken with the automatic GC paused
+    assert gc.isenabled()  # and the GC is back on for the caller
+    assert result.now == session.now
+    assert session.snapshot is session.snapshot  # read again without a change: the same view
+
+
+def test_a_caller_that_runs_with_the_gc_off_keeps_it_off(gc_on: None) -> None:
+    seen: list[bool] = []
+    session = _session_recording_gc(seen)
+    session.step(60)
+    gc.disable()
+    _ = session.result
+    assert not gc.isenabled()
+    gc.enable()
+    session.refresh()  # a forced refresh (after an action) pauses and restores it too
+    assert gc.isenabled()
+    assert seen and not any(seen)
