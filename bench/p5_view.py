@@ -16,8 +16,9 @@ deferred work (its idle handler, which re-measures after adds) has run:
   a user sees in steady state: one tick at 2,000 events/s on 100k jobs). The verdict needs
   both: a user's first sort on a column is as much "a sort" as the next one, and ``DataTable``
   re-sorts every time. Cold is timed as the console has it: after a load the tick worker's
-  ``prepare`` sorts every column's first order before the UI thread adopts the index
-  (``JobIndex.warm``, off the UI thread); that warm-up's CPU is printed (``background``), and so
+  ``prepare`` sorts one column's first order a tick before the UI thread adopts the index
+  (``JobIndex.warm``, off the UI thread), every column's within eleven ticks; that warm-up's CPU
+  is printed (``background``, all eleven ticks together), and so
   is the first sort *before* it has run (``sort at once``: a key pressed within a tick of the
   load, not in the verdict);
 - **filter**: the pane's text filter vs what a ``DataTable`` user must do: select the matching
@@ -46,6 +47,7 @@ from textual.widgets import DataTable
 from bench.common import Verdict, percentile, ratio
 from bench.live_app import Feeder, live_session, updates
 from hpctop.tui.app import HpctopApp, make_app
+from hpctop.tui.jobindex import WARM_ORDERS
 from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, cells
 from hpctop.tui.widgets.jobs import JobsTable
 from tests.sample_session import big_session
@@ -119,10 +121,13 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             pane.set_filters(Filters())
             pane.set_rows([], now)
             pane.set_rows(rows, now)
-            start = time.process_time()
-            pane.prepare(rows, now)  # what the tick worker does before the UI adopts the rows
-            times["hpctop background"].append(time.process_time() - start)
-            pane.set_rows(rows, now)
+            spent = 0.0
+            for _ in WARM_ORDERS:  # the first ticks after a load: the worker warms one order each
+                start = time.process_time()
+                pane.prepare(rows, now)  # what the tick worker does before the UI adopts the rows
+                spent += time.process_time() - start
+                pane.set_rows(rows, now)
+            times["hpctop background"].append(spent)
             current = rows
             for name in ("sort cold", "sort cold", "sort", "sort"):
                 column = "USER" if len(times[f"hpctop {name}"]) % 2 == 0 else "JOB"
@@ -213,7 +218,7 @@ def run(jobs: int, repeats: int = 5, frame_seconds: float = 3.0, min_frames: int
     at_once = med["datatable sort at once"] / med["hpctop sort at once"]
     extra = (
         f"sort at once (before the warm-up) {med['hpctop sort at once'] * 1e3:.1f} ms = {ratio(at_once)},"
-        f" background warm-up {med['hpctop background'] * 1e3:.0f} ms CPU (tick worker)"
+        f" background warm-up {med['hpctop background'] * 1e3:.0f} ms CPU over {len(WARM_ORDERS)} ticks"
     )
     return Verdict(
         "P5 view",

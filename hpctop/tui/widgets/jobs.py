@@ -151,8 +151,8 @@ class JobsTable(ScrollView, can_focus=True):
             base = self._prepared.index if self._prepared is not None else self.index
             index = base.advance(rows, now)
             # every column's first sort, sorted here (the worker) before the UI thread sees the
-            # index: a user's first sort on a column is a lookup (after a load: 11 sorts once)
-            index.warm(now=now)
+            # index, one a tick: a user's first sort on a column is then a lookup
+            index.warm(now=now, limit=1)
             spec = (self.filters, self.sort_column, self.reverse, now)
             view = index.view(*spec)
             # the cursor's job in the new view: a scan by job key when its row was replaced
