@@ -18,7 +18,7 @@ deferred work (its idle handler, which re-measures after adds) has run:
   re-sorts every time. Cold is timed as the console has it: after a load the tick worker's
   ``prepare`` sorts one column's first order a tick before the UI thread adopts the index
   (``JobIndex.warm``, off the UI thread), every column's within eleven ticks; that warm-up's CPU
-  is printed (``background``, all eleven ticks together), and so
+  is printed (``background``: the eleven whole prepares together), and so
   is the first sort *before* it has run (``sort at once``: a key pressed within a tick of the
   load, not in the verdict);
 - **filter**: the pane's text filter vs what a ``DataTable`` user must do: select the matching
@@ -218,7 +218,8 @@ def run(jobs: int, repeats: int = 5, frame_seconds: float = 3.0, min_frames: int
     at_once = med["datatable sort at once"] / med["hpctop sort at once"]
     extra = (
         f"sort at once (before the warm-up) {med['hpctop sort at once'] * 1e3:.1f} ms = {ratio(at_once)},"
-        f" background warm-up {med['hpctop background'] * 1e3:.0f} ms CPU over {len(WARM_ORDERS)} ticks"
+        f" the worker's {len(WARM_ORDERS)} warming prepares {med['hpctop background'] * 1e3:.0f} ms CPU"
+        " (whole prepares: view, ranks and the one sort each)"
     )
     return Verdict(
         "P5 view",
