@@ -531,6 +531,9 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
             _warn(f"hpctop: note: {note}")
         return view
     at = float(getattr(args, "at", 0.0))
+    # on a terminal the session starts at 0 and catches up saying how far it is; elsewhere the
+    # factory advances it (the same run either way: tests/cli/test_cli_catch_up.py)
+    first_at = 0.0 if at > 0 and sys.stderr.isatty() else at
     # only a non-default GPU API is passed on: the sessions' other callers never name one
     gpu_api: dict[str, str] = {"gpu_api": args.gpu_api} if getattr(args, "gpu_api", None) == "dra" else {}
     module = _session_module()
@@ -542,14 +545,19 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         # A scenario file may name its own seed; only a seed the user set (flag, env, config) beats it.
         seed = settings.seed if "seed" in settings.model_fields_set else None
         try:
-            session = module.scenario_session(path, seed=seed, read_only=settings.read_only, **gpu_api)
+            session = module.scenario_session(
+                path, seed=seed, at=first_at, read_only=settings.read_only, **gpu_api
+            )
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
         style = getattr(args, "scheduler", "hpctop")
         styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
-        session = module.demo_session(seed=settings.seed, read_only=settings.read_only, **styled, **gpu_api)
-    _catch_up(session, at)
+        session = module.demo_session(
+            seed=settings.seed, at=first_at, read_only=settings.read_only, **styled, **gpu_api
+        )
+    if first_at != at:
+        _catch_up(session, at)
     session.speed = settings.speed
     return session
 
