@@ -43,8 +43,7 @@ from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
 from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
-from hpctop.scheduling.priority import PriorityInputs, breakdown
-from hpctop.scheduling.priority import total as priority_total
+from hpctop.scheduling.priority import PriorityInputs, breakdown, static_terms, total_with
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.releases import forget, kept_for, release_times, releases_from_scratch
 from hpctop.scheduling.types import (
@@ -87,7 +86,6 @@ class _Step:
     """One job's turn in a cycle's decision pass: enough to replay it in the next cycle."""
 
     job: Job  # the object decided (identity: an event that changed the job makes a new one)
-    priority: PriorityBreakdown  # its breakdown (identity: kept only while its inputs are the same)
     effects: int  # the end of its effects in ``PassRecord.effects``
     budget: int  # the search budget left after it
     outcome: Outcome
@@ -171,14 +169,17 @@ def _add_scaled(acc: tuple[list[int], dict[str, int]], r: Resources, factor: int
 
 
 class _Plans(Mapping[JobKey, JobPlan]):
-    """``ScheduleResult.plans``: pending jobs' plans made by the cycle, running jobs' on first read.
+    """``ScheduleResult.plans``: every job's plan made on first read (pending and running alike).
 
     Why lazy: the demo has ~3,300 running jobs and a handful pending; the profile showed their
     priority breakdowns (``breakdown`` and its dicts) as a large fixed cost of every cycle, yet
     the session reads a cycle's plans only when the console shows that cycle. Everything a
     running plan needs is fixed before the cycle places anything (fair-share factors are taken
-    first), so computing it later gives the same value. Iteration is in job-key order, like a
-    dict built from the sorted jobs.
+    first), so computing it later gives the same value. The same holds for the pending jobs
+    (13k at P6's full size, where a breakdown each was ~6 % of a cycle): their order needs only
+    the priority total (``priority.total``, the same sum), the plan reads the cycle's outcome,
+    which nothing changes after the cycle, and the breakdown is made on first read. Iteration is
+    in job-key order, like a dict built from the sorted jobs.
     """
 
     __slots__ = ("_lazy", "_make", "_order", "_plans", "_size")
@@ -730,6 +731,7 @@ class _Cycle:
         elig: Eligibility,
         req: Request,
         searched: bool,
+        budget_shift: int,
         diff: tuple[set[str], set[str]],
     ) -> bool:
         """Whether a job's turn reads nothing an event changed, so it decides as it did before.
@@ -745,6 +747,8 @@ class _Cycle:
         (``searched``) must not read a changed node at all.
         """
         nodes, queues = diff
+        if searched and budget_shift:
+            return False  # its search would start from another budget
         if queues:
             capped = self._capped.get(path)
             if capped is None:
@@ -765,6 +769,59 @@ class _Cycle:
                 for name in hit:
                     if self.shadow[name].fits_one(req) or self.live[name].fits_one(req):
                         return False
+        return True
+
+    def _resync(
+        self,
+        recorded: Sequence[tuple[Any, ...]],
+        mine: Sequence[tuple[Any, ...]],
+        diff: tuple[set[str], set[str]],
+    ) -> bool:
+        """After a turn decided again: whether the replay can go on, and what differs now.
+
+        The same effects leave what differs as it was. A placement of the same members of the
+        same queue on other nodes, or a reservation of the same job elsewhere or at another
+        time, leaves the queues' usage, the blocked partitions and the tries alike: the nodes of
+        both are added to what differs (their recorded state in ``shadow``: a node that differed
+        in nothing before this turn had this cycle's state less this turn's placement). Any
+        other difference (placed against blocked, other partitions blocked, a search more or
+        less) ends the replay.
+        """
+        if len(recorded) != len(mine):
+            return False
+        nodes = diff[0]
+        shadow, live = self.shadow, self.live
+        for old, new in zip(recorded, mine, strict=True):
+            kind = old[0]
+            if kind != new[0]:
+                return False
+            if kind == "place":
+                _, path, need, req, members, limit = old
+                if old != new:
+                    if (path, need, req, limit) != (new[1], new[2], new[3], new[5]):
+                        return False
+                    for name, _ in new[4]:
+                        if name not in shadow:
+                            before = live[name].clone()
+                            for other, taken in new[4]:
+                                if other == name:
+                                    before.charge(req, taken, -1)
+                            shadow[name] = before
+                        nodes.add(name)
+                    for name, _ in members:
+                        if name not in shadow:
+                            shadow[name] = live[name].clone()
+                        nodes.add(name)
+                for name, indices in members:  # the recorded placement, on the recorded states
+                    if name in shadow:
+                        shadow[name].charge(req, indices)
+            elif old != new:
+                if kind != "reserve" or old[1] != new[1]:
+                    return False
+                for name, _ in (*old[5], *new[5]):
+                    if name not in shadow:
+                        shadow[name] = live[name].clone()  # reservations are not in the live state
+                    nodes.add(name)
         return True
 
     # -- the cycle -----------------------------------------------------------------------------
@@ -854,7 +911,8 @@ class _Cycle:
             self.raw_releases = None
             profile.add_releases(releases_from_scratch(active, self.charges, self.now))
             return
-        self.raw_releases = dict(raw)  # the kept lists are replaced, never mutated, per node
+        if not self.placements_only:  # (only a full cycle records its pass)
+            self.raw_releases = dict(raw)  # the kept lists are replaced, never mutated, per node
         if profile.releases:  # (empty at this point of a cycle) merged and sorted as add_releases does
             profile.add_releases(raw)
             return
@@ -948,22 +1006,35 @@ class _Cycle:
                 cpus_in_partitions=cpu,
             )
 
-        def prio_total(job: Job, parts: Sequence[str]) -> int:
-            tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
-            gpu, cpu = union_capacity(parts)
-            return priority_total(
-                job,
-                now=now,
-                weights=weights,
-                inputs=inputs,
-                fairshare=fairshare[path_of[job.key]],
-                tier=tier,
-                gpus_in_partitions=gpu,
-                cpus_in_partitions=cpu,
-            )
+        # per job, what of its total moves with neither the clock nor its queue's usage (kept in
+        # the memo while the job, its eligibility, the weights and the normalisers are the same)
+        terms_kept = self.memo.priority_terms
+        terms_stamp = (weights, inputs)
+        if self.memo.priority_terms_stamp != terms_stamp or len(terms_kept) > 2 * len(pending) + 64:
+            terms_kept.clear()
+            self.memo.priority_terms_stamp = terms_stamp
+
+        def prio_total(job: Job, e: Eligibility) -> int:
+            found = terms_kept.get(job.key)
+            if found is not None and found[0] is job and found[1] is e:
+                terms = found[2]
+            else:
+                parts = e.partitions
+                gpu, cpu = union_capacity(parts)
+                terms = static_terms(
+                    job,
+                    weights=weights,
+                    inputs=inputs,
+                    tier=max((part_by_name[p].spec.job_factor for p in parts), default=0),
+                    gpus_in_partitions=gpu,
+                    cpus_in_partitions=cpu,
+                )
+                terms_kept[job.key] = (job, e, terms)
+            return total_with(job, terms, now=now, weights=weights, fairshare=fairshare[path_of[job.key]])
 
         elig: dict[JobKey, Eligibility] = {}
-        priorities: dict[JobKey, PriorityBreakdown] = {}
+        #: per pending job, its breakdown once made (``breakdown_of``): shared with the memo's entry
+        cells: dict[JobKey, list[PriorityBreakdown | None]] = {}
         totals: dict[JobKey, int] = {}
         requests: dict[JobKey, Request] = {}
         settled = 0
@@ -982,7 +1053,7 @@ class _Cycle:
                 if self.settled(job, path_of[job.key], e, req, None):
                     continue
                 requests[job.key], elig[job.key] = req, e
-                totals[job.key] = prio_total(job, e.partitions)
+                totals[job.key] = prio_total(job, e)
                 kept.append(job)
             # held jobs are in neither mode's order (never tried): settled counts the others
             settled = len(pending) - len(kept) - sum(1 for job in pending if job.state == JobState.HELD)
@@ -990,7 +1061,8 @@ class _Cycle:
         else:
             # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
             # and queue factor are those of the last cycle (same ``now`` and normalisers) keeps
-            # its request and breakdown
+            # its request, its total and its breakdown once made; the order needs only the
+            # total, the breakdown is made when a plan or a placement is read (``breakdown_of``)
             derived = self.memo.pending
             derived.begin((now, weights, inputs), split.pending)
             kept_entries = derived.entries
@@ -1006,14 +1078,24 @@ class _Cycle:
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 fs = fairshare[path_of[key]]
                 if prev is not None and prev[2] is e and prev[3] == fs:
-                    p = prev[4]
+                    t, cell = prev[4], prev[5]
                     hits += 1
                 else:
-                    p = prio(job, e.partitions)
-                    kept_entries[key] = (job, req, e, fs, p)
-                requests[key], elig[key], priorities[key], totals[key] = req, e, p, p.total
+                    t, cell = prio_total(job, e), [None]
+                    kept_entries[key] = (job, req, e, fs, t, cell)
+                requests[key], elig[key], totals[key], cells[key] = req, e, t, cell
             derived.hits = hits
         running_partition = self.running_partition
+        jobs_now = self.snapshot.jobs
+
+        def breakdown_of(key: JobKey) -> PriorityBreakdown:
+            """A pending job's breakdown, made on first read (its total is ``total_with``'s:
+            the same factors summed in the same order) and kept with the memo's entry."""
+            cell = cells[key]
+            found = cell[0]
+            if found is None:
+                found = cell[0] = prio(jobs_now[key], elig[key].partitions)
+            return found
 
         def running_plan(job: Job) -> JobPlan:
             """A running job's plan, computed when read: only pending jobs' priorities order anything.
@@ -1063,6 +1145,7 @@ class _Cycle:
             if diff is not None:
                 replay = record.steps
         changed = diff is not None and bool(diff[0] or diff[1])
+        budget_shift = 0  # this pass's search budget less the recorded pass's, after the same turn
         steps: list[_Step] = []
         effects = self.effects
         replayed = 0
@@ -1073,57 +1156,71 @@ class _Cycle:
                 heapq.heapify(entries)
                 queue_heap.append((self.tree.drf_share(path, self.cluster), path))
             heapq.heapify(queue_heap)
+            tree_nodes = self.tree.nodes
             while queue_heap:
-                _, path = heapq.heappop(queue_heap)
+                share, path = heapq.heappop(queue_heap)
+                if tree_nodes[path].children:
+                    # a queue with children (jobs may name one): a child's placement raised its
+                    # usage since its entry was pushed; shares only grow in a cycle, so an entry
+                    # pushed back with its current share pops when it is the lowest (oracle's
+                    # reference, tests/scheduling/test_scheduling_reference.py)
+                    current = self.tree.drf_share(path, self.cluster)
+                    if current != share:
+                        heapq.heappush(queue_heap, (current, path))
+                        continue
                 entries = by_queue[path]
                 *_, key = heapq.heappop(entries)
                 job = self.snapshot.jobs[key]
                 # a held job is not tried (Slurm: priority 0, "not eligible"): a reason, no place in line
                 held = job.state == JobState.HELD
                 turn = len(steps)  # this pop's place in the pass (held jobs included)
+                # the recorded turn at this place: replayed when this job's turn reads nothing
+                # that differs from the recorded pass (``_unaffected``), else decided again and,
+                # when its effects differ from the record's only in where (``_resync``), the
+                # replay goes on with those nodes added to what differs
+                done: _Step | None = None
+                done_effects: Sequence[tuple[Any, ...]] = ()
                 if replay:
                     done = replay[turn] if turn < len(replay) else None
-                    # the same job at the same place (so the same order so far: its priority is
-                    # read by the order alone), reading nothing the event changed: the same decision
-                    done_effects: Sequence[tuple[Any, ...]] = ()
-                    if done is not None and done.job is not job:
-                        done = None
-                    if done is not None:
-                        assert record is not None and diff is not None
-                        done_effects = record.effects[len(effects) : done.effects]
-                        if changed and not self._unaffected(
-                            job,
-                            path,
-                            elig[key],
-                            requests[key],
-                            any(effect[0] == "tried" for effect in done_effects),
-                            diff,
-                        ):
-                            done = None
-                    if done is not None:
+                    if done is None or done.job is not job:
+                        done, replay = None, ()  # another order from here on: no replay
+                if done is not None:
+                    assert record is not None and diff is not None
+                    done_effects = record.effects[replay[turn - 1].effects if turn else 0 : done.effects]
+                    searched = any(effect[0] == "tried" for effect in done_effects)
+                    if not changed or self._unaffected(
+                        job, path, elig[key], requests[key], searched, budget_shift, diff
+                    ):
                         self._replay(done_effects)
                         effects.extend(done_effects)
-                        self.profile.budget = done.budget
+                        self.profile.budget = done.budget + budget_shift
                         out = outcomes[key] = replace(done.outcome)
                         if not held:
                             order.append(key)
                         if out.placement is not None:
-                            placements.append(replace(out.placement, priority=priorities[key]))
-                        steps.append(_Step(job, priorities[key], len(effects), done.budget, out))
+                            placements.append(replace(out.placement, priority=breakdown_of(key)))
+                        steps.append(_Step(job, len(effects), self.profile.budget, out))
                         replayed += 1
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
                         continue
-                    replay = ()
+                start = len(effects)
                 out = outcomes[key] = Outcome(order=None if held else len(order))
                 if not held:
                     order.append(key)
                 if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
                     # the priority it starts with, which Slurm then stops recalculating (frozen)
-                    at_start = priorities[key] if key in priorities else prio(job, elig[key].partitions)
+                    at_start = breakdown_of(key) if key in cells else prio(job, elig[key].partitions)
                     placements.append(replace(out.placement, priority=at_start))
                 if not placements_only:
-                    steps.append(_Step(job, priorities[key], len(effects), self.profile.budget, out))
+                    steps.append(_Step(job, len(effects), self.profile.budget, out))
+                if done is not None:
+                    assert diff is not None
+                    if self._resync(done_effects, effects[start:], diff):
+                        budget_shift = self.profile.budget - done.budget
+                        changed = True
+                    else:
+                        replay = ()
                 if entries:
                     heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
         if not placements_only:
@@ -1148,11 +1245,14 @@ class _Cycle:
                 found = cache[ckey] = explain.scarce(ReasonCode.RESOURCES, "resources", parts, req, m)
             out.reason = found
 
-        plans: dict[JobKey, JobPlan] = {}
-        for key, o in () if placements_only else outcomes.items():
-            plans[key] = JobPlan(
-                job=key,
-                priority=priorities[key],
+        def plan_of(job: Job) -> JobPlan:
+            """A job's plan, made when read (the console reads the plans of the jobs it shows)."""
+            o = outcomes.get(job.key)
+            if o is None:
+                return running_plan(job)
+            return JobPlan(
+                job=job.key,
+                priority=breakdown_of(job.key),
                 partition=o.partition,
                 order=o.order,
                 reason=o.reason,
@@ -1160,6 +1260,11 @@ class _Cycle:
                 placement=o.placement,
                 reserved_nodes=o.reserved_nodes,
             )
+
+        lazy: dict[JobKey, Job] = {}
+        if not placements_only:
+            lazy = {job.key: job for job in active}
+            lazy.update((key, jobs_now[key]) for key in outcomes)
         stats = {
             "seconds": time.perf_counter() - started,
             "considered": float(len(order)),
@@ -1176,7 +1281,7 @@ class _Cycle:
             cluster=self.cluster,
             partitions=partitions,
             queues=queue_status,
-            plans=_Plans(plans, {} if placements_only else {job.key: job for job in active}, running_plan),
+            plans=_Plans({}, lazy, plan_of),
             placements=tuple(placements),
             pending_order=tuple(order),
             stats=stats,

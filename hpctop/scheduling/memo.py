@@ -199,6 +199,11 @@ class Memo:
         #: bumped whenever the kept free state changes (``core.PassRecord``'s stamp)
         self.free_version = 0
         self.pass_record: Any = None  # core.PassRecord (no import cycle)
+        #: job key -> (job, eligibility, the static terms of its priority total:
+        #: ``priority.static_terms``), kept while both are the same objects and the weights and
+        #: normalisers are ``priority_terms_stamp``
+        self.priority_terms: dict[JobKey, tuple[Job, Any, tuple[float, float, float]]] = {}
+        self.priority_terms_stamp: object = None
 
     def clear(self) -> None:
         self.view = None
@@ -210,6 +215,8 @@ class Memo:
         self.pending = PendingDerivations()
         self.free_version += 1
         self.pass_record = None
+        self.priority_terms = {}
+        self.priority_terms_stamp = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -565,8 +572,9 @@ class PendingDerivations:
 
     def __init__(self) -> None:
         self.cycle: tuple[object, ...] | None = None
-        #: job key -> (job, request, eligibility, fair-share factor, breakdown)
-        self.entries: dict[JobKey, tuple[Job, Any, Any, float, Any]] = {}
+        #: job key -> (job, request, eligibility, fair-share factor, priority total, [breakdown or
+        #: None until a plan or placement reads it])
+        self.entries: dict[JobKey, tuple[Job, Any, Any, float, int, list[Any]]] = {}
         self.hits = 0
 
     def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:

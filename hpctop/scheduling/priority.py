@@ -100,6 +100,41 @@ def breakdown(
     return PriorityBreakdown(factors=factors, weighted=weighted, total=total)
 
 
+def static_terms(
+    job: Job,
+    *,
+    weights: PriorityWeights,
+    inputs: PriorityInputs,
+    tier: int,
+    gpus_in_partitions: int,
+    cpus_in_partitions: int,
+) -> tuple[float, float, float]:
+    """The weighted job-size, partition and QoS factors: what of a total does not move with the
+    clock or the queue's usage (kept per job between cycles by the core; ``total_with``)."""
+    part = min(max(tier, 0) / inputs.max_tier, 1.0) if inputs.max_tier > 0 else 0.0
+    value = job.priority_value or 0
+    qos = min(max(value, 0) / inputs.max_qos, 1.0) if inputs.max_qos > 0 else 0.0
+    size = job_size_factor(job, gpus_in_partitions, cpus_in_partitions)
+    return size * weights.jobsize, part * weights.partition, qos * weights.qos
+
+
+def total_with(
+    job: Job, terms: tuple[float, float, float], *, now: float, weights: PriorityWeights, fairshare: float
+) -> int:
+    """``total`` from ``static_terms``: the same products, summed in the same order."""
+    if job.state == JobState.HELD:
+        return 0
+    size, part, qos = terms
+    return round(
+        0
+        + age_factor(job, now, weights) * weights.age
+        + min(max(fairshare, 0.0), 1.0) * weights.fairshare
+        + size
+        + part
+        + qos
+    )
+
+
 def total(
     job: Job,
     *,
@@ -111,26 +146,22 @@ def total(
     gpus_in_partitions: int,
     cpus_in_partitions: int,
 ) -> int:
-    """``breakdown(...).total`` without the breakdown's dicts (the placements-only cycle orders by it alone).
+    """``breakdown(...).total`` without the breakdown's dicts (the cycle orders by it alone).
 
     The same factors, multiplied and summed in the same order (``FACTORS``), so the float sum and
     its rounding are the same.
     """
     if job.state == JobState.HELD:
         return 0
-    age = age_factor(job, now, weights)
-    part = min(max(tier, 0) / inputs.max_tier, 1.0) if inputs.max_tier > 0 else 0.0
-    value = job.priority_value or 0
-    qos = min(max(value, 0) / inputs.max_qos, 1.0) if inputs.max_qos > 0 else 0.0
-    size = job_size_factor(job, gpus_in_partitions, cpus_in_partitions)
-    return round(
-        0
-        + age * weights.age
-        + min(max(fairshare, 0.0), 1.0) * weights.fairshare
-        + size * weights.jobsize
-        + part * weights.partition
-        + qos * weights.qos
+    terms = static_terms(
+        job,
+        weights=weights,
+        inputs=inputs,
+        tier=tier,
+        gpus_in_partitions=gpus_in_partitions,
+        cpus_in_partitions=cpus_in_partitions,
     )
+    return total_with(job, terms, now=now, weights=weights, fairshare=fairshare)
 
 
 class FrozenPriorities:

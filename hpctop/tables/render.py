@@ -53,8 +53,12 @@ class Column:
 
     def text(self, row: Row) -> str:
         """The cell as printed: shown, sanitised and cut to the column."""
-        value = lookup(row, self.key)
+        value = row[self.key] if self.key in row else lookup(row, self.key)
         shown = self.show(value, row) if self.show is not None else plain(value)
+        if len(shown) <= self.width and shown.isascii() and shown.isprintable():
+            # the common cell (issue 16, P8): printable ASCII that fits is its own sanitised,
+            # fitted self (``sanitize_display`` and ``fit`` both return it unchanged)
+            return shown
         # Cut before sanitising too: a million-character name must not cost a million-character copy.
         return fit(sanitize_display(shown[: self.width * 4 + 8], cap=self.width * 4 + 8), self.width)
 
@@ -105,24 +109,41 @@ def flatten(row: Mapping[str, Any]) -> Row:
 
 def render_table(rows: Sequence[Row], columns: Sequence[Column], *, header: bool = True) -> str:
     """Aligned text with two spaces between columns and no trailing spaces (like squeue)."""
-    cells = [[col.text(row) for col in columns] for row in rows]
+    # column by column (issue 16, P8: a 10k-pod table is 130k cells): each column's cells, their
+    # widths in terminal cells (``len`` where the whole column is ASCII) and its widest
     heads = [col.header for col in columns]
-    sizes = [[cell_width(v) for v in r] for r in cells]
-    widths = [max([len(h) if header else 0] + [s[i] for s in sizes]) for i, h in enumerate(heads)]
+    texts = [[col.text(row) for row in rows] for col in columns]
+    sizes: list[list[int]] = []
+    widths: list[int] = []
+    for head, column_cells in zip(heads, texts, strict=True):
+        if all(v.isascii() for v in column_cells):
+            column_sizes = [len(v) for v in column_cells]
+        else:
+            column_sizes = [cell_width(v) for v in column_cells]
+        sizes.append(column_sizes)
+        widths.append(max([len(head) if header else 0, *column_sizes]))
     lines = []
-    for values, cell_sizes in ([(heads, [len(h) for h in heads])] if header else []) + list(
-        zip(cells, sizes, strict=True)
-    ):
-        parts = []
-        for i, (col, value) in enumerate(zip(columns, values, strict=True)):
-            last = i == len(columns) - 1
-            pad = " " * (widths[i] - cell_sizes[i])
-            if col.align == "right":
-                parts.append(pad + value)
-            else:
-                parts.append(value if last else value + pad)
-        lines.append("  ".join(parts).rstrip())
+    if header:
+        lines.append(_line(heads, [len(h) for h in heads], columns, widths))
+    for index in range(len(rows)):
+        lines.append(_line([c[index] for c in texts], [s[index] for s in sizes], columns, widths))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _line(
+    values: Sequence[str], cell_sizes: Sequence[int], columns: Sequence[Column], widths: Sequence[int]
+) -> str:
+    """One aligned line: two spaces between columns, right-aligned cells padded before, no trailing spaces."""
+    parts = []
+    last = len(columns) - 1
+    for i, col in enumerate(columns):
+        value = values[i]
+        pad = " " * (widths[i] - cell_sizes[i])
+        if col.align == "right":
+            parts.append(pad + value)
+        else:
+            parts.append(value if i == last else value + pad)
+    return "  ".join(parts).rstrip()
 
 
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS

@@ -27,12 +27,15 @@ import dataclasses
 from types import MappingProxyType
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.p6_core import NOW, cluster, policy
+from hpctop.model.resources import Resources
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
+from hpctop.scheduling import backfill
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.types import ScheduleResult
@@ -212,12 +215,13 @@ def test_a_started_pod_replays_only_what_its_node_cannot_change() -> None:
     have used the node in the recorded pass are decided again (``shadow``), the answer is the full
     recompute's."""
     memo = Memo()
-    schedule(BASE, POLICY, NOW, memo=memo)
+    first = schedule(BASE, POLICY, NOW, memo=memo)
     pods = dict(BASE.pods)
     by_node = dict(BASE.pods_by_node)
     jobs = dict(BASE.jobs)
-    # the first node (every job's first fit) filled up: jobs that fitted it before no longer do
-    node = next(n for n in sorted(BASE.nodes) if BASE.nodes[n].schedulable)
+    # the node of the pass's first placement filled up: the job placed there (and the others
+    # that could use it) no longer fit it, though the recorded pass had them fit
+    node = first.placements[0].assignments[0].node
     rest = BASE.nodes[node].allocatable
     for key in BASE.pods_by_node.get(node, ()):
         rest = rest - BASE.pods[key].requests
@@ -240,3 +244,100 @@ def test_a_started_pod_replays_only_what_its_node_cannot_change() -> None:
     )
     warm = schedule(after, POLICY, NOW, memo=memo)
     assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+
+
+#: a cluster where the replay past node events goes deep (``_resync``): 120 nodes, 600 pending pods
+LARGER = cluster(120, 600, seed=7)
+NODE_EVENTS = ("finish", "finish", "move", "resize", "start", "delete_pod", "delete_job", "submit")
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(NODE_EVENTS), st.integers(0, 10_000)), min_size=1, max_size=4))
+def test_replaying_past_node_events_gives_the_full_recompute(events: list[tuple[str, int]]) -> None:
+    """At an unmoved clock every event kind that changes nodes or usage replays part of the pass
+    and decides the rest again (``_unaffected``, ``_resync``): the answer is the full recompute's."""
+    memo = Memo()
+    snap = LARGER
+    schedule(snap, POLICY, NOW, memo=memo)
+    for kind, pick in events:
+        snap = _submit(snap, pick) if kind == "submit" else _event(snap, kind, pick)
+        warm = schedule(snap, POLICY, NOW, memo=memo)
+        assert _decisions(warm) == _decisions(schedule(snap, POLICY, NOW, memo=Memo())), kind
+
+
+def test_a_finished_pod_replays_past_the_jobs_that_use_what_it_freed() -> None:
+    """Not vacuous: at P6's quick size (300 x 1,500) the first job that can use the freed node
+    comes 5th in the pass, yet most of the pass up to where the queues' order changes is
+    replayed: the turns decided again place the same members elsewhere (``_resync``)."""
+    quick = cluster(300, 1500)
+    memo = Memo()
+    schedule(quick, POLICY, NOW, memo=memo)
+    running = next(k for k, j in quick.jobs.items() if j.state == JobState.RUNNING and len(j.pods) == 1)
+    after = _finish(quick, running)
+    warm = schedule(after, POLICY, NOW, memo=memo)
+    assert warm.stats["pass_replayed"] > 0.2 * warm.stats["considered"]
+    assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
+
+
+def test_a_finished_pod_under_a_tight_quota_decides_its_queues_jobs_again() -> None:
+    """A finished pod gives back quota: with ``root.research`` capped at what it uses, a pod of
+    ``root.research.nlp`` ending lets jobs of its sibling queues start, whose turns come before
+    nlp's (their DRF order is unchanged); so a turn whose capped queues' usage moved is decided
+    again (``_unaffected``). Dropping that condition fails this test."""
+    used = schedule(BASE, POLICY, NOW, memo=Memo()).queues["root.research"].used
+    queues = tuple(
+        dataclasses.replace(q, max=Resources.of(gpu=used.gpu)) if q.path == "root.research" else q
+        for q in POLICY.queues
+    )
+    tight = dataclasses.replace(POLICY, queues=queues)
+    memo = Memo()
+    first = schedule(BASE, tight, NOW, memo=memo)
+    key = min(
+        k
+        for k, j in BASE.jobs.items()
+        if j.state == JobState.RUNNING and j.queue == "root.research.nlp" and len(j.pods) == 1
+    )
+    after = _finish(BASE, key)
+    warm = schedule(after, tight, NOW, memo=memo)
+    cold = schedule(after, tight, NOW, memo=Memo())
+    assert _decisions(warm) == _decisions(cold)
+    # not vacuous: the quota given back moved a placement
+    assert {p.job for p in cold.placements} != {p.job for p in first.placements}
+
+
+def test_replaying_with_a_search_budget_that_runs_out_gives_the_full_recompute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a budget that runs out mid-pass (as at P6's full size: 88 of 100 reservations), the
+    replay past a finished pod meets searches cut short by the budget. Each finished pod against
+    a full recompute. (Dropping ``_unaffected``'s ``budget_shift`` condition is not caught here:
+    a turn that searches after a shift read the changed node in every case tried.)"""
+    monkeypatch.setattr(backfill, "CYCLE_SEARCH_BUDGET", 400)
+    running = sorted(k for k, j in LARGER.jobs.items() if j.state == JobState.RUNNING and len(j.pods) == 1)
+    first = schedule(LARGER, POLICY, NOW, memo=Memo())
+    assert first.stats["reservation_budget_left"] <= 0  # the budget does run out
+    for key in running[:10]:
+        memo = Memo()
+        schedule(LARGER, POLICY, NOW, memo=memo)
+        after = _finish(LARGER, key)
+        assert _decisions(schedule(after, POLICY, NOW, memo=memo)) == _decisions(
+            schedule(after, POLICY, NOW, memo=Memo())
+        ), key
+
+
+def test_a_moved_clock_keeps_the_static_terms_of_every_total() -> None:
+    """A moved clock recomputes every total (the age moves) but keeps each job's weighted size,
+    partition and QoS terms (``memo.priority_terms``): the same objects, the full recompute's order."""
+    memo = Memo()
+    schedule(BASE, POLICY, NOW, memo=memo)
+    kept = {key: entry[2] for key, entry in memo.priority_terms.items()}
+    assert kept
+    later = schedule(BASE, POLICY, NOW + 600, memo=memo)
+    assert all(memo.priority_terms[key][2] is terms for key, terms in kept.items())
+    assert _decisions(later) == _decisions(schedule(BASE, POLICY, NOW + 600, memo=Memo()))
+    # and the placements-only cycle on the same memo reads the same terms
+    points = schedule(BASE, POLICY, NOW + 1200, memo=memo, placements_only=True)
+    assert all(memo.priority_terms[key][2] is terms for key, terms in kept.items())
+    assert (
+        points.placements == schedule(BASE, POLICY, NOW + 1200, memo=Memo(), placements_only=True).placements
+    )

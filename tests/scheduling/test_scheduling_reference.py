@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import pytest
 
-from bench.p6_core import NOW, PRODUCTS, cluster, policy
+from bench.p6_core import NOW, PRODUCTS, cluster, one_event, policy, submitted
 from bench.p6_reference import Answer, core_answer, reference
 from hpctop.model.objects import Taint, Toleration
 from hpctop.model.policy import PartitionSpec, PartitionState, Policy, QueueSpec, QueueState
@@ -182,12 +182,6 @@ def test_a_changed_decision_is_seen() -> None:
     assert core != replace(ref, jobs=jobs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: a queue's heap entry keeps its share from its last turn, though a placement in a"
-    " child queue raised its usage (REQUEST for core in REPORTS/oracle.md); the reference orders by"
-    " the current share, as core.py's docstring says",
-)
 @pytest.mark.parametrize("seed", [0, 3])
 def test_jobs_of_a_parent_queue_are_ordered_by_its_current_share(seed: int) -> None:
     """Jobs that name a queue with children: its DRF share moves when a child's job starts."""
@@ -199,3 +193,19 @@ def test_jobs_of_a_parent_queue_are_ordered_by_its_current_share(seed: int) -> N
             jobs[key] = replace(job, queue=job.queue.rsplit(".", 1)[0])  # root.research.nlp -> root.research
     core, ref = _both(replace(snap, jobs=MappingProxyType(jobs)), policy())
     assert core == ref, core.differences(ref)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_warm_cycles_after_events_give_the_references_answer(seed: int) -> None:
+    """P6's warm figures (one finished pod, one submitted job, on the previous cycle's memo) decide
+    what a plain cycle on the new snapshot decides: the kept derivations and the replayed pass
+    change the cost, never the answer."""
+    snap = cluster(96, 600, seed)
+    if seed % 2:
+        snap = _varied(snap, random.Random(seed))
+    pol = policy()
+    memo = Memo()
+    for step in (snap, one_event(snap), snap, submitted(snap), snap, snap):
+        result = schedule(step, pol, NOW, memo=memo)
+        mine, ref = core_answer(result, step), reference(step, pol, NOW)
+        assert mine == ref, mine.differences(ref)

@@ -3,12 +3,15 @@
 Why: with the automatic GC on, every young collection during a view read traversed the
 snapshot's fresh copies of the pod and job maps, and the full cycle's answer was promoted
 through every generation (bench/README.md, session 12, sim). The read must still hand the GC
-back in the state it found it, or a console would run with its GC off.
+back in the state it found it, or a console would run with its GC off. And a session sits in
+reference cycles, so it must stay within the cyclic GC's reach (it was frozen out of it once,
+and every session ever built stayed in memory).
 """
 
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -66,3 +69,16 @@ def test_a_caller_that_runs_with_the_gc_off_keeps_it_off(gc_on: None) -> None:
     session.refresh()  # a forced refresh (after an action) pauses and restores it too
     assert gc.isenabled()
     assert seen and not any(seen)
+
+
+def test_a_dropped_session_is_freed_with_all_it_held(gc_on: None) -> None:
+    # the session sits in reference cycles (the store's clock, the actuator's callback): only
+    # the cyclic GC frees it, which it cannot when the session was frozen out of its reach
+    session = Session(SimulatedCluster(parse_scenario(BASE + JOBS), seed=3))
+    session.step(120)
+    _ = session.result
+    dropped, store = weakref.ref(session), weakref.ref(session.store)
+    del session
+    gc.collect()
+    assert dropped() is None
+    assert store() is None

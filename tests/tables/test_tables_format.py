@@ -204,3 +204,22 @@ def test_sort_alias_and_unknown_field() -> None:
     assert [r["name"] for r in sort_rows(ROWS, "-p", ["name", "prio"], {"p": "prio"})] == ["b", "a", "c"]
     with pytest.raises(UsageError, match=r"unknown sort field 'size' \(choose from name, prio\)"):
         sort_rows(ROWS, "size", ["name", "prio"])
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["x" * 8, "x" * 9, "tab\there", "esc\x1b[31m", "del\x7f", "名前", "e\u0301", "\u202eevil", ""],
+)
+def test_cell_fast_path_matches_sanitise_and_fit(value: str) -> None:
+    """A printable ASCII cell that fits skips sanitise/fit; every other cell goes through them,
+    and both ways give what ``fit(sanitize_display(...))`` gives."""
+    from hpctop.sanitize import fit, sanitize_display
+
+    column = Column("v", "V", width=8)
+    assert column.text({"v": value}) == fit(sanitize_display(value, cap=8 * 4 + 8), 8)
+
+
+def test_table_widths_count_terminal_cells_when_a_column_is_not_ascii() -> None:
+    rows = [{"a": "名前", "b": 1}, {"a": "ab", "b": 22}]
+    text = render_table(rows, [Column("a", "A"), Column("b", "B", "right")])
+    assert text == "A      B\n名前   1\nab    22\n"
