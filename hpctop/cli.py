@@ -531,6 +531,9 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
             _warn(f"hpctop: note: {note}")
         return view
     at = float(getattr(args, "at", 0.0))
+    # on a terminal the session starts at 0 and catches up saying how far it is; elsewhere the
+    # factory advances it (the same run either way: tests/cli/test_cli_catch_up.py)
+    first_at = 0.0 if at > 0 and sys.stderr.isatty() else at
     # only a non-default GPU API is passed on: the sessions' other callers never name one
     gpu_api: dict[str, str] = {"gpu_api": args.gpu_api} if getattr(args, "gpu_api", None) == "dra" else {}
     module = _session_module()
@@ -542,17 +545,65 @@ def open_session(args: argparse.Namespace, settings: Settings) -> SessionLike:
         # A scenario file may name its own seed; only a seed the user set (flag, env, config) beats it.
         seed = settings.seed if "seed" in settings.model_fields_set else None
         try:
-            session = module.scenario_session(path, seed=seed, at=at, read_only=settings.read_only, **gpu_api)
+            session = module.scenario_session(
+                path, seed=seed, at=first_at, read_only=settings.read_only, **gpu_api
+            )
         except OSError as exc:
             raise UsageError(f"cannot read scenario {path}: {exc.strerror or exc}") from None
     else:
         style = getattr(args, "scheduler", "hpctop")
         styled = {} if style == "hpctop" else {"scheduler_style": style}  # the default call unchanged
         session = module.demo_session(
-            seed=settings.seed, at=at, read_only=settings.read_only, **styled, **gpu_api
+            seed=settings.seed, at=first_at, read_only=settings.read_only, **styled, **gpu_api
         )
+    if first_at != at:
+        _catch_up(session, at)
     session.speed = settings.speed
     return session
+
+
+#: how often the catch-up line is rewritten (seconds of wall time)
+_PROGRESS_EVERY_S = 0.25
+#: the catch-up runs in this many stretches at most (each ends on a scheduling point)
+_CATCH_UP_STRETCHES = 200
+
+
+def _catch_up(session: Any, at: float, stream: TextIO | None = None) -> None:
+    """Run the simulation to ``at`` virtual seconds, saying how far it is on a terminal.
+
+    Why: ``hpctop --demo --at 7200`` spent ~90 s simulating before the console (or the table)
+    could show anything, on a silent terminal. The run is cut into stretches that each end on a
+    scheduling point (a multiple of the session's interval), so it is the same run as one
+    ``advance_to_elapsed(at)``: the loop visits the same points and the clock the same instants
+    (tests/cli/test_cli_catch_up.py checks the answer is the same bytes). The line counts virtual
+    seconds, the only progress the simulation knows (a busy hour takes longer than a quiet one).
+    """
+    if at <= 0:
+        return
+    out = sys.stderr if stream is None else stream
+    shown = out.isatty()
+    interval = float(getattr(session, "interval", 0.0) or 0.0)
+    if not shown or interval <= 0:
+        session.advance_to_elapsed(at)
+        return
+    import time
+
+    stretch = interval * max(1, math.ceil(at / _CATCH_UP_STRETCHES / interval))
+    said = 0.0
+    reached = 0.0
+    try:
+        while reached < at:
+            reached = min(reached + stretch, at)
+            session.advance_to_elapsed(reached)
+            now = time.monotonic()
+            if now - said >= _PROGRESS_EVERY_S or reached >= at:
+                said = now
+                percent = 100 * reached / at
+                out.write(f"\rhpctop: simulating to t={at:,.0f} s… t={reached:,.0f} s ({percent:.0f} %) ")
+                out.flush()
+    finally:
+        out.write("\n")
+        out.flush()
 
 
 def _is_live(args: argparse.Namespace) -> bool:

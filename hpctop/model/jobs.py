@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable
 from functools import lru_cache
 from operator import attrgetter
+from typing import TypeVar
 
 from hpctop.backends import registry
 from hpctop.backends.jobset.read import JOBSET_NAME
@@ -496,6 +497,21 @@ def _lone_state(pod: Pod) -> JobState:
     return _COMPLETED
 
 
+_T = TypeVar("_T")
+
+
+def _single(held: tuple[_T, ...], item: _T) -> tuple[_T, ...]:
+    """``(item,)``, or ``held`` when it is that tuple already (the previous row's).
+
+    Why: every tuple a row keeps is a GC-tracked object that lives until the row is replaced, and
+    the lone-pod row is derived once per watch event: building ``(pod.key,)`` twice and
+    ``(node,)`` each time made ~4 of the ~6 tracked objects an event leaves behind until the next
+    snapshot, and the young collections they trigger were ~25 % of an event's CPU (issue 16, P3;
+    bench/README.md, session 12 watch). Equal values, so the row is the same.
+    """
+    return held if len(held) == 1 and held[0] == item else (item,)
+
+
 def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = None) -> Job:
     """:func:`derive_job` for a job of one pod, no owner object, no backend evidence.
 
@@ -526,6 +542,9 @@ def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = N
     node = pod.node_name
     start_time = pod.started if state not in _NOT_STARTED else None
     namespace, kind, name = key
+    prior = previous[1] if previous is not None else None
+    members = _single(prior.pods if prior is not None else (), pod.key)
+    nodes = _single(prior.nodes if prior is not None else (), node) if live and node else ()
     if (
         previous is not None
         and previous[1].labels is previous[0].labels
@@ -560,9 +579,9 @@ def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = N
         1,
         1,
         1 if live and pod.phase == "Running" and node else 0,
-        (pod.key,) if live and node is None and pod.deleted is None else (),
-        (pod.key,),
-        (node,) if live and node else (),
+        members if live and node is None and pod.deleted is None else (),
+        members,
+        nodes,
         pod.gpu_models,
         pod.node_selector,
         pod.tolerations,

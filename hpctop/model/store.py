@@ -143,9 +143,11 @@ class Store:
         #: (hpctop.model.pod_events); forgotten at every write of the pod
         self._pod_digests: dict[PodKey, int] = {}
         self._dirty: set[JobKey] = set()
-        #: for a dirty job derived before without owner object or evidence: the pod its row was
-        #: derived from and that row (see jobs._derive_lone_pod); emptied by each _refresh
-        self._previous: dict[JobKey, tuple[Pod, Job]] = {}
+        #: for a dirty job derived before without owner object or evidence: the pod its row (the
+        #: one in ``_jobs``, which only _refresh writes) was derived from (see
+        #: jobs._derive_lone_pod); emptied by each _refresh. The pod alone, not a (pod, row) pair:
+        #: a tuple per event is one more GC-tracked object alive until the snapshot (P3)
+        self._previous: dict[JobKey, Pod] = {}
         self._tombstones: dict[JobKey, Job] = {}
         self.skipped: Counter[str] = Counter()
         self.notes: dict[tuple[str, str, str], str] = {}
@@ -361,7 +363,7 @@ class Store:
                 if row is not None and row.labels is old.labels:
                     # the row was derived from ``old`` (a clean job: none of its pods changed
                     # since) without an owner object (whose labels it would have merged)
-                    self._previous[job_key] = (old, row)
+                    self._previous[job_key] = old
         self._dirty.add(job_key)
 
     # -- DRA (hpctop.backends.dra) ----------------------------------------------------------------
@@ -750,6 +752,7 @@ class Store:
         previous, self._previous = self._previous, {}
         backends = self._backends_active
         pods_of = self.pods
+        rows = self._jobs
         self._stale.add("jobs")
         for key in dirty:
             pods = [pods_of[k] for k in self.pods_by_job.get(key, ()) if k in pods_of]
@@ -758,7 +761,8 @@ class Store:
                 self._jobs.pop(key, None)
                 continue
             evidence = self._evidence(key, pods, workload) if backends else None
-            job = derive_job(key, pods, workload, evidence, previous.get(key))
+            prior = previous.get(key)
+            job = derive_job(key, pods, workload, evidence, None if prior is None else (prior, rows[key]))
             if job is not None and self.dra is not None and self.dra.domains:
                 job = with_domain(job, pods, self.dra)
             if job is None:

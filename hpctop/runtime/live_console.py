@@ -28,6 +28,25 @@ what the core never reads (a restart count, a condition, a resourceVersion: most
 is treated the same way: the new snapshot is shown with the last result, its ``now`` moved
 (``scheduling.inputs.same_inputs``; counted in ``core_runs_skipped``).
 
+The decision clock (issue 16, K1): a refresh that saw a change the core reads runs the core at
+the ``now`` of its last clock move (:attr:`LiveConsoleSession.core_now`), not at the wall clock,
+while that is under ``clock_step`` (15 s) old; the next refresh after that runs at the wall clock
+and moves it. Why: every priority's age factor reads ``now``, so a new ``now`` on every refresh
+invalidated all the memo's kept priorities (``memo.PendingDerivations``) and the last pass
+(``core.PassRecord``) and made every event cost a full pass; at a kept ``now`` a submitted,
+deleted or changed pending job re-plans only from its turn in the pass, and the result is the
+one a full run at that ``now`` gives (``tests/kube/console/test_console_decision_clock.py``).
+The shown result is ``replace(result, now=wall)``: ages and "ETA in" count from the wall clock
+(an ETA the kept clock put before it reads "now"), and nothing observed is taken from the core's
+clock (states, nodes and observed reasons come from the snapshot itself; ETAs stay forecasts).
+Why 15 s: what the kept clock delays is what the clock alone changes, and that is slow: an age
+factor over Slurm's default PriorityMaxAge (7 days) moves 0.0025 % in 15 s, fair-share decay
+has a half-life of days, and Slurm itself recomputes priorities only every PriorityCalcPeriod
+(5 minutes by default); a running job overrunning its limit is seen up to 15 s late. Against
+that, the console's 0.5 s tick under a steady stream would otherwise pay two full passes a
+second; with the step, one per 15 s, the rest incremental. A quiet cluster still re-runs once
+per ``idle_refresh``, which moves the clock as well.
+
 The core does not run on a half-synced store either: until every resource has finished its first
 list (or is forbidden / not served), a changed store gives a new snapshot (rows appear while the
 lists stream in) with a result that has no plans, and the core's first run is the one after the
@@ -127,6 +146,10 @@ ACTION_TIMEOUT = 30.0
 #: real seconds after which the core re-runs even when nothing changed (the age factor of
 #: priorities, fair-share decay, overrun reservations: slow; ages shown move on every tick anyway)
 IDLE_REFRESH = 60.0
+#: real seconds the core's own clock stays put while events arrive (the decision clock, module doc):
+#: refreshes in between run at the last full run's ``now``, so the memo's kept priorities and the
+#: last pass (``core.PassRecord``) stay valid and an event re-plans only from its job's turn
+CLOCK_STEP = 15.0
 #: real seconds the core waits for every resource's first list before it runs on what is there
 LIST_PATIENCE = 30.0
 #: real seconds between two views rebuilt on read (W15: a burst of events is one view per tick;
@@ -280,6 +303,7 @@ class LiveConsoleSession:
         scheduler: ScheduleFn | None = None,
         clock: Callable[[], float] = time.time,
         idle_refresh: float = IDLE_REFRESH,
+        clock_step: float = CLOCK_STEP,
         min_refresh: float = MIN_REFRESH,
         list_patience: float = LIST_PATIENCE,
         loop: asyncio.AbstractEventLoop | None = None,
@@ -316,6 +340,11 @@ class LiveConsoleSession:
         self.actions_in_thread = True
         self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
+        self.clock_step = clock_step
+        #: the ``now`` the core last ran at with its clock moved (the decision clock, module doc)
+        self.core_now = -float("inf")
+        #: core runs at ``core_now`` on a refresh between two clock moves (event-driven)
+        self.core_runs_at_kept_now = 0
         self.min_refresh = min_refresh
         self.list_patience = list_patience
         self._started_at = clock()  # list_patience counts from here
@@ -875,12 +904,24 @@ class LiveConsoleSession:
                 self.core_runs_skipped += 1
                 return
             self.policy = policy
-            result = self._schedule(snapshot, self.policy, now)
+            decided_at = self._decision_now(now)
+            result = self._schedule(snapshot, self.policy, decided_at)
+            if decided_at != now:  # shown at the wall clock: ages and "ETA in" count from now
+                result = replace(result, now=now)
+                self.core_runs_at_kept_now += 1
             self.schedule_seconds += time.perf_counter() - started
             self.schedule_runs += 1
             self._snapshot, self._result = snapshot, result
             self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, True
             self._built_at, self._view_states = time.monotonic(), states
+
+    def _decision_now(self, now: float) -> float:
+        """The ``now`` the core decides at: the last clock move's while it is under ``clock_step``
+        old (and not in the future: a clock set back moves it), else ``now``, which becomes it."""
+        if 0.0 <= now - self.core_now < self.clock_step:
+            return self.core_now
+        self.core_now = now
+        return now
 
     def _core_unchanged(self, snapshot: Snapshot, policy: Policy, now: float) -> bool:
         """The core (not a scheduler given instead) ran under ``idle_refresh`` ago, on the same

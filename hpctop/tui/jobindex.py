@@ -12,6 +12,10 @@ publish with changed rows. Here:
   binary search on (key, input position), instead of re-sorting all rows (a full sort when many
   rows changed or jobs left).
   The console's tick worker calls it off the UI thread, with the rows it built.
+- :meth:`JobIndex.warm` sorts, off the UI thread (the tick worker's ``prepare``), every column a
+  user can sort by first, so the first sort on a column after a load is a lookup too; a publish
+  carries them over with the rest. A changed row whose key did not change takes its old row's
+  place in an order (same key, same input position: the same place), with no list move.
 - A filter is a chain of ``itertools.compress`` passes over an order, each driven by ``map`` of an
   ``operator`` function over one attribute: no Python frame per row.
 
@@ -27,10 +31,18 @@ from itertools import compress, count, islice, repeat
 from operator import attrgetter, contains, eq, is_, is_not, or_
 from typing import Any
 
-from hpctop.tui.rows import SORT_KEYS, STATE_FILTERS, Filters, JobRow, sort_key
+from hpctop.tui.rows import COLUMN_NAMES, SORT_KEYS, STATE_FILTERS, Filters, JobRow, sort_key
 
-#: orders kept per index (a sort key list of 100k rows is ~0.8 MB; each costs upkeep per publish)
-MAX_ORDERS = 4
+#: sortable columns in the direction a first sort on them takes (``JobsTable.sort_by``: the
+#: numbers descending, the rest ascending); TIME and WAIT move with the clock and are left out
+DESCENDING = frozenset({"PRIO", "GPUS", "TIME", "WAIT"})
+WARM_ORDERS: tuple[tuple[str, bool], ...] = tuple(
+    (column, column in DESCENDING) for column in COLUMN_NAMES if column not in ("TIME", "WAIT")
+)
+#: orders kept per index: every warm one plus four more a user sorted by (a 100k-row order is
+#: ~0.8 MB; its upkeep per publish is a binary search per changed row, and a list move only for
+#: a row whose key changed)
+MAX_ORDERS = len(WARM_ORDERS) + 4
 #: above this share of changed rows, a publish re-sorts rather than inserting row by row
 REBUILD_SHARE = 0.05
 
@@ -166,6 +178,31 @@ class JobIndex:
         while len(self._orders) > MAX_ORDERS:
             del self._orders[next(iter(self._orders))]
 
+    def warm(
+        self, specs: Sequence[OrderKey] = WARM_ORDERS, now: float = 0.0, limit: int | None = None
+    ) -> int:
+        """Sort by each of ``specs`` not cached yet, at most ``limit`` of them (any thread; the
+        orders of a user's sorts stay); returns how many orders it built.
+
+        The tick worker calls this on the index it prepares, before the UI thread sees it, so the
+        first sort on a column is a lookup. It asks for one order a tick: a sort of 100k rows is
+        ~25 ms in C that holds the GIL (the UI thread waits), so eleven in a row would cost a
+        frame; one a tick warms every column within eleven ticks of a load (or of a publish that
+        made the orders be rebuilt: a job left).
+        """
+        built = 0
+        for column, reverse in specs:
+            if limit is not None and built >= limit:
+                break
+            if (column, reverse) in self._orders or _now_dependent(column):
+                continue
+            order = sorted(self.rows, key=key_function(column, now), reverse=reverse)
+            self._orders.setdefault((column, reverse), (now, order))
+            built += 1
+        while len(self._orders) > MAX_ORDERS:
+            del self._orders[next(iter(self._orders))]
+        return built
+
     def view(self, filters: Filters, column: str, reverse: bool, now: float) -> list[JobRow]:
         """What ``apply_view(rows, filters, column, reverse, now)`` returns, from the cached order."""
         order = self.order(column, reverse, now)
@@ -207,29 +244,36 @@ class JobIndex:
         if any(old_rows[i].key != rows[i].key for i in replaced):
             return new  # another job at that place: the input order moved
         old_position = self._positions()
+        # the old rows' positions stay in the map until every order is carried: a binary search
+        # compares with rows of both publishes (a replaced row sits where its old one was)
         position = dict(old_position)
         for i in replaced:
-            del position[id(old_rows[i])]
             position[id(rows[i])] = i
         for i, row in enumerate(appended, n_old):
             position[id(row)] = i
-        gone = [old_rows[i] for i in replaced]
-        came = [rows[i] for i in replaced] + appended
+        pairs = [(old_rows[i], rows[i]) for i in replaced]
         for (column, reverse), (at, order) in orders:
             if _now_dependent(column) and at != now:
                 continue  # re-sorted when asked: every row's key moved with the clock
             key = key_function(column, at)
             order = list(order)  # the old index's order may still be on screen: never mutated
-            for row in gone:
-                mine = old_position[id(row)]
-                at_row = _bisect(order, key(row), mine, key, reverse, old_position)
+            moved: list[JobRow] = []
+            for row, successor in pairs:
+                value = key(row)
+                at_row = _bisect(order, value, position[id(row)], key, reverse, position)
                 if at_row >= len(order) or order[at_row] is not row:
                     new._orders.clear()  # not where it should be: re-sort rather than guess
                     return new
-                del order[at_row]
-            for row in came:
+                if key(successor) == value:
+                    order[at_row] = successor  # same key, same input position: the same place
+                else:
+                    del order[at_row]
+                    moved.append(successor)
+            for row in (*moved, *appended):
                 order.insert(_bisect(order, key(row), position[id(row)], key, reverse, position), row)
             new._orders[(column, reverse)] = (at, order)
+        for i in replaced:
+            del position[id(old_rows[i])]
         new._position = position
         new.how = "incremental"
         return new

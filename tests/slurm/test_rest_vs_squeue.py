@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -20,6 +21,16 @@ def _squeue(cluster: RealSlurm) -> dict[int, tuple[str, str, str, str]]:
     return rows
 
 
+def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Wait for slurmctld to reach ``condition`` (it schedules on its own timers, slower under
+    load), failing with ``what`` it did not reach rather than reading a state once too early."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Slurm did not reach this within {timeout:.0f} s: {what}")
+        time.sleep(0.25)
+
+
 def test_jobs_match_squeue_and_sprio(slurm: RealSlurm) -> None:
     real_slurm = slurm
     # 3 nodes x 2 GPUs: two 2-node jobs cannot both run; the second waits (Resources), the
@@ -29,14 +40,24 @@ def test_jobs_match_squeue_and_sprio(slurm: RealSlurm) -> None:
     second = real_slurm.sbatch("-N", "2", "--gres=gpu:2", "-t", "10")
     third = real_slurm.sbatch("-N", "2", "--gres=gpu:2", "-t", "10")
     held = real_slurm.sbatch("-H", "-N", "1", "-t", "5")
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        rows = _squeue(real_slurm)
-        if rows.get(int(first), ("",))[0] == "RUNNING" and rows.get(int(third), ("", ""))[1] == "Priority":
-            break
-        time.sleep(0.5)
     client = SlurmRest(real_slurm.url, user="root", token=real_slurm.token())
     assert client.negotiate() == "v0.0.38"
+
+    def settled() -> bool:
+        # slurmctld's main scheduler starts the first job and gives the reasons; its backfill pass
+        # (bf_interval=1, later under load) then gives the waiting job its expected start
+        rows = _squeue(real_slurm)
+        if rows.get(int(first), ("",))[0] != "RUNNING":
+            return False
+        if (
+            rows.get(int(second), ("", ""))[1] != "Resources"
+            or rows.get(int(third), ("", ""))[1] != "Priority"
+        ):
+            return False
+        waiting = next((j for j in client.jobs() if j.job_id == int(second)), None)
+        return waiting is not None and waiting.start_time > 0
+
+    _until(settled, "the first job running, the others Resources/Priority, the second's expected start")
     # squeue, by default, leaves out finished jobs that slurmctld still holds (until MinJobAge)
     shown = {"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING"}
     jobs = {j.job_id: j for j in client.jobs() if j.state in shown}
@@ -55,6 +76,7 @@ def test_jobs_match_squeue_and_sprio(slurm: RealSlurm) -> None:
     assert int(held) not in totals
     assert {k: jobs[k].priority for k in totals} == totals
     # Slurm's own expected start for the waiting job (squeue --start)
+    assert jobs[int(second)].start_time > 0
     assert jobs[int(second)].start_time >= jobs[int(first)].start_time
 
 

@@ -31,6 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ALT_SCREEN_ON = b"\x1b[?1049h"
 #: what must come after the console's last frame: mouse modes off, main screen, cursor shown
 MUST_RESET = (b"\x1b[?1000l", b"\x1b[?1003l", b"\x1b[?1006l", b"\x1b[?1049l", b"\x1b[?25h")
+#: how long a test waits for the console to end: what is checked is *that* it ends and what it
+#: leaves (bench/quit_latency.py measures how fast); a loaded machine only makes it later
+ENDS_WITHIN_S = 30.0
 
 
 @dataclass
@@ -57,7 +60,7 @@ class Console:
                 return
             self.output += chunk
 
-    def wait_drawn(self, timeout: float = 20.0) -> None:
+    def wait_drawn(self, timeout: float = 60.0) -> None:
         """Until the console has entered the alternate screen and drawn its status bar."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -68,7 +71,7 @@ class Console:
             assert self.process.poll() is None, f"hpctop ended early: {bytes(self.output[-2000:])!r}"
         raise AssertionError(f"no first frame within {timeout} s: {bytes(self.output[-2000:])!r}")
 
-    def finish(self, timeout: float = 8.0) -> int:
+    def finish(self, timeout: float = ENDS_WITHIN_S) -> int:
         """Read until the process ends; its exit status as a shell reports it."""
         end = time.monotonic() + timeout
         while self.process.poll() is None and time.monotonic() < end:
@@ -181,10 +184,10 @@ def test_closed_terminal_ends_the_console(console: Console) -> None:
     console.wait_drawn()
     os.close(console.master)
     console.master = os.open(os.devnull, os.O_RDONLY)  # for _cleanup
-    end = time.monotonic() + 5.0
+    end = time.monotonic() + ENDS_WITHIN_S
     while console.process.poll() is None and time.monotonic() < end:
         time.sleep(0.05)
-    assert console.process.poll() is not None, "hpctop still running 5 s after its terminal closed"
+    assert console.process.poll() is not None, "hpctop still running after its terminal closed"
 
 
 def test_closed_terminal_ends_make_demo(tmp_path: Path) -> None:
@@ -197,11 +200,11 @@ def test_closed_terminal_ends_make_demo(tmp_path: Path) -> None:
         assert _marked(c.mark), "no hpctop process found"
         os.close(c.master)
         c.master = os.open(os.devnull, os.O_RDONLY)
-        end = time.monotonic() + 5.0
+        end = time.monotonic() + ENDS_WITHIN_S
         while _marked(c.mark) and time.monotonic() < end:
             time.sleep(0.1)
             c.process.poll()
-        assert not _marked(c.mark), "hpctop (or make) still running 5 s after the terminal closed"
+        assert not _marked(c.mark), "hpctop (or make) still running after the terminal closed"
     finally:
         _cleanup(c)
 
@@ -220,9 +223,11 @@ SECRET = "s3cr3t-" + "token-value"
 class Crashing(HpctopApp):
     CSS_PATH = str(Path(hpctop.tui.app.__file__).with_name("hpctop.tcss"))
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.set_timer(1.5, self.crash)  # a timer callback that raises: fatal to Textual
+    def on_key(self, event: object) -> None:
+        # the test presses "!" once it has seen the first frame (a fixed delay from mount raced
+        # the first frame on a loaded machine); a timer callback that raises: fatal to Textual
+        if getattr(event, "character", None) == "!":
+            self.set_timer(0.1, self.crash)
 
     def crash(self) -> None:
         local_secret = SECRET
@@ -239,7 +244,8 @@ def test_fatal_error_exits_nonzero_restored_without_locals(tmp_path: Path) -> No
     c = _start(tmp_path, [sys.executable, str(script)])
     try:
         c.wait_drawn()
-        status = c.finish(timeout=15)
+        os.write(c.master, b"!")
+        status = c.finish()
         assert status == 1
         _assert_restored(c)
         text = c.tail().decode("utf-8", "replace")

@@ -13,8 +13,8 @@ from dataclasses import replace
 import pytest
 
 from hpctop.tui.gpumap import GpuMap, build_gpu_map
-from hpctop.tui.jobindex import JobIndex, filter_rows, index_of_key, locate
-from hpctop.tui.rows import COLUMN_NAMES, Filters, JobRow, RowCache, apply_view
+from hpctop.tui.jobindex import MAX_ORDERS, WARM_ORDERS, JobIndex, filter_rows, index_of_key, locate
+from hpctop.tui.rows import COLUMN_NAMES, SORT_KEYS, Filters, JobRow, RowCache, apply_view
 from hpctop.tui.widgets.gpus import GpuMapCache
 from tests.sample_session import SampleSession, big_session
 
@@ -58,9 +58,11 @@ def test_orders_are_cached_and_bounded(rows: list[JobRow]) -> None:
     index = JobIndex(rows)
     first = index.order("USER", False, 0.0)
     assert index.order("USER", False, 0.0) is first  # a lookup, not a sort
-    for column in COLUMN_NAMES:
+    for column in SORT_KEYS:
         index.order(column, True, 0.0)
-    assert len(index.cached()) == 4 and ("USER", False) not in index.cached()
+        index.order(column, False, 0.0)
+    assert 2 * len(SORT_KEYS) > MAX_ORDERS == len(index.cached())
+    assert ("USER", False) not in index.cached()  # the least recently used went first
     time_order = index.order("TIME", True, 5.0)
     assert index.order("TIME", True, 6.0) is not time_order  # elapsed time moves with the clock
 
@@ -99,6 +101,29 @@ def test_advance_inserts_changed_rows_where_a_full_sort_puts_them(rows: list[Job
                 assert _same(index.view(filters, column, reverse, 0.0), want), (column, reverse)
         # the previous index's orders (maybe still on screen) were not touched
         assert all(_same(previous.order(c, r, 0.0), s) for (c, r), s in zip(specs, shown, strict=True))
+
+
+def test_warm_orders_are_the_sorts_and_are_carried_over(rows: list[JobRow]) -> None:
+    """The worker's warm-up gives each column's first sort, the same as sorting then; a publish
+    carries them all (rows whose key is unchanged take their old row's place)."""
+    rng = random.Random(11)
+    index = JobIndex(rows)
+    assert index.warm(now=0.0, limit=1) == 1  # the worker's one a tick
+    assert index.warm(now=0.0) == len(WARM_ORDERS) - 1
+    assert index.warm(now=0.0) == 0  # already there
+    assert sorted(index.cached()) == sorted(WARM_ORDERS)
+    for column, reverse in WARM_ORDERS:
+        assert _same(
+            index.view(Filters(), column, reverse, 0.0), apply_view(rows, Filters(), column, reverse, 0.0)
+        )
+    current = rows
+    for _ in range(3):
+        current = _publish(current, rng, 60)
+        index = index.advance(current, 0.0)
+        assert index.how == "incremental" and sorted(index.cached()) == sorted(WARM_ORDERS)
+        for column, reverse in WARM_ORDERS:
+            want = apply_view(current, Filters(), column, reverse, 0.0)
+            assert _same(index.view(Filters(), column, reverse, 0.0), want), (column, reverse)
 
 
 def test_advance_re_sorts_when_rows_moved_or_most_changed(rows: list[JobRow]) -> None:

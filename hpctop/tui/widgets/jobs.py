@@ -32,7 +32,7 @@ from textual.strip import Strip
 
 from hpctop.model.objects import JobKey
 from hpctop.tui.colors import Palette, state_var
-from hpctop.tui.jobindex import JobIndex, index_of_key, locate
+from hpctop.tui.jobindex import DESCENDING, JobIndex, index_of_key, locate
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import (
     COLUMNS,
@@ -150,6 +150,9 @@ class JobsTable(ScrollView, can_focus=True):
             self._retired.clear()  # the last publish's old rows, index and view are freed here
             base = self._prepared.index if self._prepared is not None else self.index
             index = base.advance(rows, now)
+            # every column's first sort, sorted here (the worker) before the UI thread sees the
+            # index, one a tick: a user's first sort on a column is then a lookup
+            index.warm(now=now, limit=1)
             spec = (self.filters, self.sort_column, self.reverse, now)
             view = index.view(*spec)
             # the cursor's job in the new view: a scan by job key when its row was replaced
@@ -312,8 +315,7 @@ class JobsTable(ScrollView, can_focus=True):
 
     def sort_by(self, column: str, reverse: bool | None = None) -> None:
         if reverse is None:
-            descending = column in ("PRIO", "GPUS", "TIME", "WAIT")
-            reverse = not self.reverse if column == self.sort_column else descending
+            reverse = not self.reverse if column == self.sort_column else column in DESCENDING
         self.sort_column = column
         self.reverse = reverse
         self._reapply()
