@@ -27,3 +27,25 @@ def test_smoke_line(goal: str) -> None:
     match = LINE.match(line[len(NAMES[goal]) :].strip())
     assert match is not None, line
     assert re.search(r"\d", match["figure"]), line
+
+
+def test_p8_takes_a_command_the_kernel_killed_as_a_result() -> None:
+    """kubectl -o json at 100k pods is killed by the out-of-memory killer on a 23 GiB machine: P8
+    records that side as killed (infinite time, the RSS it reached), any other failure raises."""
+    import math
+    import os
+    from pathlib import Path
+
+    from bench.p8_peer import Launcher
+
+    launcher = Launcher()
+    try:
+        killed = ["sh", "-c", "kill -9 $$"]
+        seconds, rss = launcher.time(killed, dict(os.environ), Path(os.devnull), killable=True)
+        assert math.isinf(seconds) and rss > 0
+        with pytest.raises(RuntimeError, match="exited -9"):
+            launcher.time(killed, dict(os.environ), Path(os.devnull))
+        with pytest.raises(RuntimeError, match="exited 3"):
+            launcher.time(["sh", "-c", "exit 3"], dict(os.environ), Path(os.devnull), killable=True)
+    finally:
+        launcher.close()
