@@ -405,65 +405,92 @@ def choose_counted(
             if nf.fits_one(req):
                 return [(nf, 1)], 1
         return None, 0
-    # ``fits_one`` then ``hosts`` per node, inlined: the hot loop of a gang's placement scan
+    # ``fits_one`` then ``hosts`` per node, inlined, and the nodes grouped by topology domain in the
+    # same pass: the hot loop of a gang's placement scan (~600 scans of ~370 nodes at 10k nodes)
     rc, rm, rext, k, frac = req.cpu, req.memory, req.ext, req.whole, req.frac
     most = m if not req.per_node or req.per_node > m else req.per_node
     items: list[tuple[int, int, NodeFree]] = []
+    domains: dict[str, list[tuple[int, int, NodeFree]]] = {}
     total = 0
-    for idx, nf in enumerate(nodes):
-        cpu, memory = nf.cpu, nf.memory
-        if cpu < rc or memory < rm:
-            continue
-        h = most
-        if rc and cpu // rc < h:
-            h = cpu // rc
-        if rm and memory // rm < h:
-            h = memory // rm
-        if rext:
-            ext = nf.ext
-            if not all(ext.get(key, 0) >= need for key, need in rext):
+    if k and not rext:
+        # whole GPUs and nothing extended (P6's gangs): the whole-GPU count bounds first, so a
+        # node without them costs one division; a node passing both floor checks hosts >= 1
+        for idx, nf in enumerate(nodes):
+            h = nf.whole // k
+            if h <= 0:
                 continue
-            for key, need in rext:
-                h = min(h, ext.get(key, 0) // need)
-        if h <= 0:
-            continue
-        if k:
-            free = nf.whole
-            if free < k:
+            cpu, memory = nf.cpu, nf.memory
+            if cpu < rc or memory < rm:
                 continue
-            h = min(h, free // k)
-        elif frac:
-            gpus = nf.gpus
-            if max(gpus, default=0) < frac:
-                continue
-            h = min(h, sum(g // frac for g in gpus if g > 0))
-        if h > 0:
-            items.append((h, idx, nf))
+            if h > most:
+                h = most
+            if rc and cpu // rc < h:
+                h = cpu // rc
+            if rm and memory // rm < h:
+                h = memory // rm
+            item = (h, idx, nf)
+            items.append(item)
             total += h
+            domain = nf.domain
+            if domain is not None:
+                found = domains.get(domain)
+                if found is None:
+                    domains[domain] = [item]
+                else:
+                    found.append(item)
+    else:
+        for idx, nf in enumerate(nodes):
+            cpu, memory = nf.cpu, nf.memory
+            if cpu < rc or memory < rm:
+                continue
+            h = most
+            if rc and cpu // rc < h:
+                h = cpu // rc
+            if rm and memory // rm < h:
+                h = memory // rm
+            if rext:
+                ext = nf.ext
+                if not all(ext.get(key, 0) >= need for key, need in rext):
+                    continue
+                for key, need in rext:
+                    h = min(h, ext.get(key, 0) // need)
+            if h <= 0:
+                continue
+            if k:
+                free = nf.whole
+                if free < k:
+                    continue
+                h = min(h, free // k)
+            elif frac:
+                gpus = nf.gpus
+                if max(gpus, default=0) < frac:
+                    continue
+                h = min(h, sum(g // frac for g in gpus if g > 0))
+            if h > 0:
+                item = (h, idx, nf)
+                items.append(item)
+                total += h
+                domain = nf.domain
+                if domain is not None:
+                    found = domains.get(domain)
+                    if found is None:
+                        domains[domain] = [item]
+                    else:
+                        found.append(item)
     if total < m:
         return None, total
-    domains: dict[str, list[tuple[int, int, NodeFree]]] = {}
-    sums: dict[str, int] = {}
-    for item in items:
-        domain = item[2].domain
-        if domain is not None:
-            found = domains.get(domain)
-            if found is None:
-                domains[domain] = [item]
-                sums[domain] = item[0]
-            else:
-                found.append(item)
-                sums[domain] += item[0]
     # the domain whose greedy plan needs the fewest nodes (first in name order on ties); only
     # the plan's length is needed to compare, and no domain can beat ceil(m / largest host count)
     best: tuple[int, str] | None = None
     floor = -(-m // max(item[0] for item in items))
     for domain in sorted(domains):
-        if sums[domain] < m:
+        counts = [item[0] for item in domains[domain]]
+        if sum(counts) < m:
             continue  # ``_greedy`` would run out of nodes
+        counts.sort(reverse=True)
         length = 0
         left = m
-        for h in sorted([item[0] for item in domains[domain]], reverse=True):
+        for h in counts:
             length += 1
             left -= h
             if left <= 0:
