@@ -17,6 +17,7 @@ is not a multiple of 1000 is rounded up to whole GPUs. MIG profiles are extended
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -227,9 +228,14 @@ class WholeIndex:
     live state, so the nodes outside the buckets ``>= k`` are exactly the ones a scan would
     skip: filtering by the index changes no answer, only what is looked at. The counts are of
     the live state and must be updated (``update``) after every placement on a node.
+
+    Each answer of ``candidates`` is kept per (node set, ``k``) and patched by ``update`` (a node
+    whose count crosses ``k`` is inserted or removed, by bisection on the name), because every
+    placement moves the version and the P6 profile (10k x 50k) spent ~85 us per ``candidates``
+    call on 2,832 calls rebuilding the same sorted lists from the buckets.
     """
 
-    __slots__ = ("buckets", "count", "version")
+    __slots__ = ("buckets", "count", "kept", "version")
 
     def __init__(self, count: dict[str, int]) -> None:
         self.count = count
@@ -243,6 +249,8 @@ class WholeIndex:
                 else:
                     found.add(name)
         self.buckets = buckets
+        #: k -> the node sets asked with that k (by id; the set is kept with it) and their answers
+        self.kept: dict[int, dict[int, tuple[frozenset[str], list[str]]]] = {}
 
     def update(self, nf: NodeFree) -> None:
         """Re-read one node's live state after it changed."""
@@ -257,18 +265,36 @@ class WholeIndex:
             self.buckets[old].discard(name)
         if c > 0:
             self.buckets.setdefault(c, set()).add(name)
+        # the kept answers for the k the node crossed: old < k <= c (it joins) or c < k <= old (it leaves)
+        kept = self.kept
+        for k in range(min(old, c) + 1, max(old, c) + 1):
+            answers = kept.get(k)
+            if not answers:
+                continue
+            for members, names in answers.values():
+                if name not in members:
+                    continue
+                at = bisect.bisect_left(names, name)
+                if c > old:
+                    names.insert(at, name)
+                else:
+                    del names[at]
 
     def candidates(self, names: Sequence[str], members: frozenset[str], k: int) -> Sequence[str]:
         """``names`` (sorted by name, the same set as ``members``) less the nodes with fewer than
-        ``k`` whole free GPUs, in order: set intersections and a sort, all in C."""
+        ``k`` whole free GPUs, in order (a new list: the kept one is patched by ``update``)."""
         if k <= 0:
             return names
-        out: list[str] = []
-        for c, found in self.buckets.items():
-            if c >= k and found:
-                out.extend(found & members)
-        out.sort()
-        return out
+        answers = self.kept.setdefault(k, {})
+        found = answers.get(id(members))
+        if found is None or found[0] is not members:
+            out: list[str] = []
+            for c, bucket in self.buckets.items():
+                if c >= k and bucket:
+                    out.extend(bucket & members)
+            out.sort()
+            found = answers[id(members)] = (members, out)
+        return list(found[1])
 
 
 @dataclass(frozen=True, slots=True)
