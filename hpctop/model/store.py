@@ -119,7 +119,7 @@ def _job_view_comparer() -> Callable[[Pod, Pod], bool]:
     ordered = [n for n in _STATUS_FIRST if n in names] + [n for n in names if n not in _STATUS_FIRST]
     body = " and ".join(f"(a.{n} is b.{n} or a.{n} == b.{n})" for n in ordered)
     scope: dict[str, Any] = {}
-    exec(f"def same(a, b):\n    return bool({body})\n", scope)  # noqa: S102 - names from fields(Pod)
+    exec(f"def same(a, b):\n    return bool({body})\n", scope)  # the names come from fields(Pod)
     same: Callable[[Pod, Pod], bool] = scope["same"]
     return same
 
