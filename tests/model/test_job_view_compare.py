@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from typing import Any
 
 from hpctop.model.objects import Pod
 from hpctop.model.store import Store, _same_job_view
@@ -31,7 +32,7 @@ def _held() -> Pod:
     return store.pods[("team-a", "p")]
 
 
-def _other(value: object) -> object:
+def _other(value: object) -> Any:
     """A value unequal to ``value`` of a type the field can hold (or a fresh equal copy)."""
     if isinstance(value, bool):
         return not value
