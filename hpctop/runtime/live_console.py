@@ -377,7 +377,8 @@ class LiveConsoleSession:
         #: refreshes that changed nothing the core reads (a restart count, a condition): no core run
         self.core_runs_skipped = 0
         self.schedule_seconds = 0.0
-        self._frozen = False  # the heap was moved out of the cyclic GC's reach (_freeze_heap)
+        self._frozen = False  # this session holds the heap frozen (_freeze_heap, until close)
+        self._closed = False  # close() was called: no freeze after it
         self.error: BaseException | None = None  # what ended the reflectors, if not a quit
         self._snapshot: Snapshot
         self._result: ScheduleResult
@@ -685,20 +686,36 @@ class LiveConsoleSession:
 
     def _freeze_heap(self) -> None:
         """Once every resource is listed, move the heap out of the cyclic GC's reach (as the
-        simulator's session does after its first load).
+        simulator's session did after its first load).
 
         Why (W15): the store of a big cluster and the console's view of it are millions of
         long-lived objects, and a burst of watch events allocates fast enough to trigger a full
         collection every few seconds; each one scanned them all and stopped every thread, the
         console's included, for 0.5-1.2 s (10k pods, 50k events, measured with ``gc.callbacks``).
         Frozen objects are still freed by reference counting when the store drops them (pods and
-        nodes hold no cycles); only cyclic garbage that exists at this moment is kept.
+        nodes hold no cycles); only cyclic garbage that exists at this moment is kept, and only
+        until :meth:`close`: a frozen object is never collected, and the session itself sits in
+        cycles (its reflectors' and pollers' callbacks are its bound methods), so a session that
+        stayed frozen after closing kept itself and its whole store in memory for good. Once a
+        session (:data:`_HEAP`), frozen at most once however often it relists or reconnects.
         """
-        self._frozen = True
-        settle_heap()
+        with _HEAP.lock:
+            if self._frozen or self._closed:
+                return
+            _HEAP.hold()
+            self._frozen = True
 
     def close(self, timeout: float = STOP_TIMEOUT) -> bool:
-        """Cancel the reflectors, close their streams, stop the thread; True when all ended in time."""
+        """Cancel the reflectors, close their streams, stop the thread; True when all ended in time.
+
+        The heap this session froze is released first (:data:`_HEAP`: unfrozen when no other
+        session holds it), so the session and its store can be collected once dropped.
+        """
+        with _HEAP.lock:
+            self._closed = True
+            if self._frozen:
+                self._frozen = False
+                _HEAP.release()
         with contextlib.suppress(Exception):  # its HTTP session and loop thread; never blocks quitting
             self.kube_actuator.close()
         loop, task, thread = self._loop, self._task, self._thread
@@ -963,6 +980,36 @@ def settle_heap() -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(WATCH_GC_THRESHOLD, middle, old)
+
+
+class HeapFreeze:
+    """The frozen heap, shared by the sessions of a process: frozen (:func:`settle_heap`) by the
+    first session that syncs, unfrozen, with the GC's thresholds put back, when the last one that
+    holds it closes. ``gc.freeze()`` is process-wide, so one session must not unfreeze the heap
+    under another still open; and each later freeze only moves what came since (a second
+    session's store). Callers hold :attr:`lock`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders = 0
+        self._threshold: tuple[int, int, int] | None = None
+
+    def hold(self) -> None:
+        if self.holders == 0:
+            self._threshold = gc.get_threshold()
+        self.holders += 1
+        settle_heap()
+
+    def release(self) -> None:
+        self.holders -= 1
+        if self.holders == 0:
+            gc.unfreeze()
+            if self._threshold is not None:
+                gc.set_threshold(*self._threshold)
+
+
+#: the process's frozen heap (:class:`HeapFreeze`)
+_HEAP = HeapFreeze()
 
 
 def _listing_result(now: float) -> ScheduleResult:
