@@ -47,6 +47,21 @@ that, the console's 0.5 s tick under a steady stream would otherwise pay two ful
 second; with the step, one per 15 s, the rest incremental. A quiet cluster still re-runs once
 per ``idle_refresh``, which moves the clock as well.
 
+The core budget (issue 16, K1 on a stream the core reads): at 50k pods one event-driven core
+run costs ~0.9 s of CPU (``_roll_up`` and the memo's free state over every running job), so a
+stream that changes what the core reads in every 0.5 s tick (K1's honest stream: 1 event in 50 a
+pod submitted, bound, finished or deleted) kept the tick worker at a full core and the key
+presses waiting on the GIL. So a tick's read (a *deferrable* refresh) that comes less than
+``cost * (1 / core_share - 1)`` real seconds after a core run that took ``cost``
+(``core_share`` 0.25: three times its cost) shows the new snapshot (rows, states, nodes: all
+current) with the last run's result, its ``now`` moved, and owes the core a run
+(:attr:`LiveConsoleSession.core_runs_deferred`); the first read after the budget allows runs it,
+events or not. Runs under ``CORE_DEFER_ABOVE`` (50 ms: every small cluster) are never deferred,
+nor is a deliberate :meth:`refresh` (the refresh key, an action's outcome). Meanwhile a job
+submitted since shows without a plan (as while listing) and a finished one keeps its last
+reason; the cost is measured in wall time, so on a loaded machine the core runs less often
+still, which is when the console most needs the GIL for keys.
+
 The core does not run on a half-synced store either: until every resource has finished its first
 list (or is forbidden / not served), a changed store gives a new snapshot (rows appear while the
 lists stream in) with a result that has no plans, and the core's first run is the one after the
@@ -150,6 +165,11 @@ IDLE_REFRESH = 60.0
 #: refreshes in between run at the last full run's ``now``, so the memo's kept priorities and the
 #: last pass (``core.PassRecord``) stay valid and an event re-plans only from its job's turn
 CLOCK_STEP = 15.0
+#: the most of a core that event-driven core runs may take while events stream (the core budget,
+#: module doc): after a run that took ``c`` seconds the next one waits ``c * (1 / share - 1)``
+CORE_SHARE = 0.25
+#: core runs cheaper than this are never deferred (small clusters: every change is planned at once)
+CORE_DEFER_ABOVE = 0.05
 #: real seconds the core waits for every resource's first list before it runs on what is there
 LIST_PATIENCE = 30.0
 #: real seconds between two views rebuilt on read (W15: a burst of events is one view per tick;
@@ -304,6 +324,7 @@ class LiveConsoleSession:
         clock: Callable[[], float] = time.time,
         idle_refresh: float = IDLE_REFRESH,
         clock_step: float = CLOCK_STEP,
+        core_share: float = CORE_SHARE,
         min_refresh: float = MIN_REFRESH,
         list_patience: float = LIST_PATIENCE,
         loop: asyncio.AbstractEventLoop | None = None,
@@ -341,6 +362,13 @@ class LiveConsoleSession:
         self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
         self.clock_step = clock_step
+        self.core_share = core_share
+        #: event-driven refreshes that showed the new snapshot with the last result (core budget)
+        self.core_runs_deferred = 0
+        self._core_owed = False  # a deferred refresh saw a change the core has not planned yet
+        self._core_cost = 0.0  # real seconds the last core run took
+        self._core_ended = -float("inf")  # time.monotonic() when it ended
+        self._core_snapshot: Snapshot | None = None  # what the core last ran on
         #: the ``now`` the core last ran at with its clock moved (the decision clock, module doc)
         self.core_now = -float("inf")
         #: core runs at ``core_now`` on a refresh between two clock moves (event-driven)
@@ -846,6 +874,8 @@ class LiveConsoleSession:
         view, or the core's result is ``idle_refresh`` old (see module doc)."""
         if self.store.version != self._view_version:
             return True
+        if self._core_owed and not self._core_deferred():
+            return True
         if not self._view_scheduled:
             return not self.listing
         return self._clock() - self._view_at >= self.idle_refresh
@@ -886,18 +916,20 @@ class LiveConsoleSession:
         if time.monotonic() - self._built_at < self.min_refresh and self._states() == self._view_states:
             self.refreshes_coalesced += 1
             return
-        self.refresh()
+        self.refresh(deferrable=True)
 
     def _states(self) -> tuple[tuple[str, str, int], ...]:
         """What the reflectors' statuses say beyond event counts: state and relists per resource."""
         return tuple((s.kind, s.state.value, s.lists) for s in self._statuses.values())
 
-    def refresh(self) -> None:
+    def refresh(self, *, deferrable: bool = False) -> None:
         """A fresh snapshot from the store, scheduled by the core at wall-clock ``now``.
 
         Only the copy holds the store's lock (shared with the reflectors); the core runs on the
         frozen snapshot with the reflectors free to go on. While a first list is under way
-        (:attr:`listing`) the snapshot comes without a core run (see module doc).
+        (:attr:`listing`) the snapshot comes without a core run (see module doc). A
+        ``deferrable`` refresh (a tick's read of :attr:`snapshot`, not the refresh key) inside
+        the core budget shows the new snapshot with the last result (module doc).
         """
         with self._view_lock:
             states = self._states()  # before the copy: a change after it is seen by the next read
@@ -918,11 +950,27 @@ class LiveConsoleSession:
                     time.monotonic(),
                     states,
                 )
+                self._core_owed = False  # (what was owed, if anything, was undone since)
                 self.core_runs_skipped += 1
+                return
+            if deferrable and self._view_scheduled and policy == self.policy and self._core_deferred():
+                # the core budget (module doc): rows from the new snapshot, plans from the last run
+                self._snapshot, self._result = snapshot, replace(self._result, now=now)
+                self._view_version, self._built_at, self._view_states = (
+                    snapshot.version,
+                    time.monotonic(),
+                    states,
+                )
+                self._core_owed = True
+                self.core_runs_deferred += 1
                 return
             self.policy = policy
             decided_at = self._decision_now(now)
+            core_started = time.perf_counter()
             result = self._schedule(snapshot, self.policy, decided_at)
+            self._core_cost, self._core_ended = time.perf_counter() - core_started, time.monotonic()
+            self._core_owed = False
+            self._core_snapshot = snapshot
             if decided_at != now:  # shown at the wall clock: ages and "ETA in" count from now
                 result = replace(result, now=now)
                 self.core_runs_at_kept_now += 1
@@ -931,6 +979,15 @@ class LiveConsoleSession:
             self._snapshot, self._result = snapshot, result
             self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, True
             self._built_at, self._view_states = time.monotonic(), states
+
+    def _core_deferred(self) -> bool:
+        """Inside the core budget: the last core run took ``CORE_DEFER_ABOVE`` or more and ended
+        less than ``cost * (1 / core_share - 1)`` ago (so event-driven runs take at most
+        ``core_share`` of a core; module doc)."""
+        cost = self._core_cost
+        if cost < CORE_DEFER_ABOVE:
+            return False
+        return time.monotonic() - self._core_ended < cost * (1.0 / self.core_share - 1.0)
 
     def _decision_now(self, now: float) -> float:
         """The ``now`` the core decides at: the last clock move's while it is under ``clock_step``
@@ -949,7 +1006,8 @@ class LiveConsoleSession:
             and self._view_version >= 0
             and now - self._view_at < self.idle_refresh
             and policy == self.policy
-            and same_inputs(self._snapshot, snapshot)
+            and self._core_snapshot is not None
+            and same_inputs(self._core_snapshot, snapshot)
         )
 
     def _listing_view(self, states: tuple[tuple[str, str, int], ...], snapshot: Snapshot, now: float) -> None:
