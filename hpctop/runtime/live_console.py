@@ -1019,7 +1019,7 @@ class LiveConsoleSession:
 
 
 #: allocations between two young collections once the store is synced (CPython's default: 700)
-WATCH_GC_THRESHOLD = 10_000
+WATCH_GC_THRESHOLD = 100_000
 
 
 def settle_heap() -> None:
@@ -1032,7 +1032,11 @@ def settle_heap() -> None:
     entry per pod) and everything that survived since: ~25 % of an event's CPU at 20k pods
     (bench/README.md, "Issue 16, fourth session"). At 10,000 the same collections run 14 times
     less often; cyclic garbage (none in the store) waits a little longer. The two older
-    generations keep CPython's thresholds.
+    generations keep CPython's thresholds. Why 100,000 rather than 10,000 (session 13): each
+    young collection traverses the fresh snapshot maps (one entry per pod), so at 50k pods under
+    K1's honest stream a young collection held the GIL 27 ms (median) to 359 ms, 32 of them in
+    60 ticks (2.1 s); at 100,000, one of 189 ms in the same ticks, and K1's key p95 was 35 / 5 ms
+    against 146 / 42 ms at 10,000 (bench/README.md, session 13, live).
     """
     gc.collect()
     gc.freeze()
