@@ -118,8 +118,12 @@ def kubeconfig(directory: Path, server: str) -> str:
     return str(path)
 
 
-async def _cold_start(config: str, expected: int) -> float:
-    """Seconds from 'start listing' to the jobs pane painted with every job, in a running console."""
+async def _cold_start(config: str, expected: int, nodes: int | None = None) -> float:
+    """Seconds from 'start listing' to the jobs pane painted with every job, in a running console.
+
+    After the paint the pane must show ``expected`` jobs (one pod each) and the store hold
+    ``expected`` pods and (when given) ``nodes`` nodes: a pod or node the decode skipped would
+    make the console's side lighter than the orjson reference, which parses every item."""
     # min_refresh=0: the one tick timed here must build its view from the listed store; the
     # console's W15 coalescing would otherwise serve the (empty) view built < 0.2 s earlier
     session = LiveConsoleSession(UNUSED, min_refresh=0)
@@ -132,24 +136,42 @@ async def _cold_start(config: str, expected: int) -> float:
         app.step_now(0)  # the console's tick: snapshot, core, rows, publish
         app.screen._on_timer_update()  # the repaint
         elapsed = time.perf_counter() - start
-        if len(jobs.rows) != expected:
-            raise RuntimeError(f"the jobs pane shows {len(jobs.rows)} jobs, expected {expected}")
+        snapshot = session.store.snapshot()
+        check_console(len(jobs.rows), len(snapshot.pods), len(snapshot.nodes), expected, nodes)
     del session, app
     gc.collect()
     return elapsed
 
 
-def _loads_all(pages: dict[str, list[bytes]], mode: str = "off") -> float:
-    """Seconds to ``orjson.loads`` every page, the cyclic GC ``mode`` (``"off"``: like for like,
-    since hpctop's list decode pauses the GC itself; issue 16 found the GC-on baseline flattered
-    the ratio)."""
+def check_console(rows: int, pods: int, nodes: int, expected: int, expected_nodes: int | None) -> None:
+    """The console holds what was served: ``expected`` jobs on the pane and pods in the store,
+    ``expected_nodes`` nodes (``None``: not checked)."""
+    if rows != expected or pods != expected or (expected_nodes is not None and nodes != expected_nodes):
+        raise RuntimeError(
+            f"the console holds {rows} jobs on the pane, {pods} pods and {nodes} nodes in the store;"
+            f" expected {expected} jobs and pods, {expected_nodes} nodes"
+        )
+
+
+def check_reference(items: int, pods: int, nodes: int) -> None:
+    """The orjson reference parsed every pod and node the console was served (items of all pages)."""
+    if items != pods + nodes:
+        raise RuntimeError(f"orjson.loads found {items} items, expected {pods} pods + {nodes} nodes")
+
+
+def _loads_all(pages: dict[str, list[bytes]], mode: str = "off") -> tuple[float, int]:
+    """(seconds to ``orjson.loads`` every page, the items found on them), the cyclic GC ``mode``
+    (``"off"``: like for like, since hpctop's list decode pauses the GC itself; issue 16 found the
+    GC-on baseline flattered the ratio). The count (one ``len`` per page) is what the reference's
+    result is checked by (:func:`check_reference`)."""
     gc.collect()
+    items = 0
     with gc_mode(mode):
         start = time.perf_counter()
         for collection in pages.values():
             for page in collection:
-                orjson.loads(page)
-        return time.perf_counter() - start
+                items += len(orjson.loads(page)["items"])
+        return time.perf_counter() - start, items
 
 
 async def _fake_server_compare(sample: int) -> tuple[float, float]:
@@ -186,9 +208,11 @@ async def _run(pods: int, nodes: int, repeats: int) -> tuple[list[float], list[f
         async with PageServer(pages) as server:
             config = kubeconfig(Path(tmp), server.url)
             for _ in range(repeats):  # interleaved: hpctop, orjson (GC off), orjson (GC on), ...
-                hpctop.append(await _cold_start(config, pods))
-                floor.append(_loads_all(pages, "off"))
-                floor_gc_on.append(_loads_all(pages, "on"))
+                hpctop.append(await _cold_start(config, pods, nodes))
+                for mode, times in (("off", floor), ("on", floor_gc_on)):
+                    seconds, items = _loads_all(pages, mode)
+                    check_reference(items, pods, nodes)
+                    times.append(seconds)
     return hpctop, floor, floor_gc_on, size
 
 

@@ -45,7 +45,7 @@ import orjson
 from aiohttp import web
 
 from bench.common import Verdict, ratio
-from bench.p4_cold import _cold_start, _loads_all, kubeconfig
+from bench.p4_cold import _cold_start, _loads_all, check_reference, kubeconfig
 from bench.payloads import served_pod
 
 KUBECTL = "kubectl"
@@ -283,14 +283,36 @@ def _commands(config: str, cache: str) -> dict[str, list[str]]:
     }
 
 
+def _job_of(item: dict[str, Any]) -> tuple[str, str]:
+    """(namespace, the owning Job's name) of a pod in kubectl's items: the job hpctop shows it
+    under (each served pod is its own Job's only pod)."""
+    meta = item["metadata"]
+    owners = [ref["name"] for ref in meta.get("ownerReferences") or () if ref.get("kind") == "Job"]
+    return meta["namespace"], owners[0] if owners else meta["name"]
+
+
 def _check_outputs(outputs: dict[str, bytes], pods: int, killed: Collection[str] = ()) -> None:
-    """The warm-up's outputs hold every pod: hpctop's jobs (one pod each), kubectl's items / rows
-    (a side the kernel killed wrote no whole output and is not checked)."""
+    """The warm-up's outputs hold every pod, the same ones on both sides: hpctop's jobs by
+    (namespace, name) against the owning Jobs of kubectl's items, kubectl's table rows by
+    (namespace, pod) against its items, hpctop's table by its count of rows (a side the kernel
+    killed wrote no whole output: only the others are checked)."""
     counts: dict[str, int] = {}
     jobs = orjson.loads(outputs["hpctop json"])
-    counts["hpctop json"] = len(jobs.get("jobs", jobs) if isinstance(jobs, dict) else jobs)
+    jobs = jobs.get("jobs", jobs) if isinstance(jobs, dict) else jobs
+    ours = {(job["namespace"], job["name"]) for job in jobs}
+    counts["hpctop json"] = len(jobs)
     if "kubectl json" not in killed:
-        counts["kubectl json"] = len(orjson.loads(outputs["kubectl json"])["items"])
+        items = orjson.loads(outputs["kubectl json"])["items"]
+        counts["kubectl json"] = len(items)
+        theirs = {_job_of(item) for item in items}
+        if ours != theirs:
+            only = sorted(ours ^ theirs)[:3]
+            raise RuntimeError(f"hpctop's jobs and kubectl's pods differ: {len(ours ^ theirs)}, e.g. {only}")
+        if "kubectl table" not in killed:
+            listed = {(item["metadata"]["namespace"], item["metadata"]["name"]) for item in items}
+            rows = {tuple(line.split()[:2]) for line in outputs["kubectl table"].decode().splitlines()[1:]}
+            if rows != listed:
+                raise RuntimeError(f"kubectl's table and items differ: {len(rows ^ listed)} pods on one side")
     for name in ("hpctop table", "kubectl table"):
         if name not in killed:
             counts[name] = outputs[name].count(b"\n") - 1
@@ -305,9 +327,11 @@ def first_paint(server: PeerServer, config: str, pods: int) -> tuple[float, floa
     console's store, its tick, one repaint, every job on the pane), here on this server's
     realistic pods; the reference is the pages hpctop asked for, parsed by ``orjson.loads``.
     """
-    painted = asyncio.run(_cold_start(config, pods))
+    painted = asyncio.run(_cold_start(config, pods, NODE_COUNT))
     pages = {path: server.pages(path, 5000, False) for path in ("/api/v1/pods", "/api/v1/nodes")}
-    return painted, _loads_all(pages, "off")
+    seconds, items = _loads_all(pages, "off")
+    check_reference(items, pods, NODE_COUNT)
+    return painted, seconds
 
 
 def measure(

@@ -1,0 +1,43 @@
+"""P4's and P8's reference checks agree on matching outputs and fail on a changed one (issue 16's
+done-when: every ratio's reference is asserted to give the same result)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from bench import p4_cold, p8_peer
+
+
+def _outputs(jobs: list[tuple[str, str]], pods: list[tuple[str, str, str]]) -> dict[str, bytes]:
+    items = [
+        {"metadata": {"namespace": ns, "name": pod, "ownerReferences": [{"kind": "Job", "name": job}]}}
+        for ns, job, pod in pods
+    ]
+    table = "NAMESPACE NAME\n" + "".join(f"{ns} {pod}\n" for ns, _, pod in pods)
+    return {
+        "hpctop json": orjson.dumps([{"namespace": ns, "name": name} for ns, name in jobs]),
+        "kubectl json": orjson.dumps({"items": items}),
+        "hpctop table": b"HEAD\n" + b"row\n" * len(jobs),
+        "kubectl table": table.encode(),
+    }
+
+
+PODS = [("a", "j1", "j1-w-0"), ("b", "j2", "j2-w-0")]
+
+
+def test_p8_same_names_pass_and_a_renamed_job_fails() -> None:
+    p8_peer._check_outputs(_outputs([("a", "j1"), ("b", "j2")], PODS), 2)
+    with pytest.raises(RuntimeError, match="differ"):
+        p8_peer._check_outputs(_outputs([("a", "j1"), ("b", "other")], PODS), 2)
+
+
+def test_p4_counts_fail_on_a_missing_item() -> None:
+    p4_cold.check_reference(12, 10, 2)
+    p4_cold.check_console(10, 10, 2, 10, 2)
+    with pytest.raises(RuntimeError):
+        p4_cold.check_reference(11, 10, 2)
+    with pytest.raises(RuntimeError):
+        p4_cold.check_console(10, 9, 2, 10, 2)
+    with pytest.raises(RuntimeError):
+        p4_cold.check_console(10, 10, 1, 10, 2)
