@@ -15,14 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpctop.model.decode import decode_object
-from hpctop.model.jobs import (
-    BACKFILLED_ANNOTATION,
-    _derive_general,
-    _derive_lone_pod,
-    derive_job,
-    job_key_for_pod,
-)
-from hpctop.model.objects import Condition, Pod
+from hpctop.model.jobs import _derive_general, _derive_lone_pod, derive_job, job_key_for_pod
+from hpctop.model.objects import BACKFILLED_ANNOTATION, Condition, Pod
 from tests.model_fixtures import pod
 
 TIMES = st.one_of(st.none(), st.floats(1.0e9, 1.0e9 + 1e5))
