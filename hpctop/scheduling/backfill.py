@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from hpctop.model.objects import JobKey
-from hpctop.scheduling.placement import NodeFree, Request, choose
+from hpctop.scheduling.placement import NodeFree, Request, choose, plan_hosted
 
 INF = math.inf
 #: distinct future change times examined when searching one job's shadow time (a bf_window of sorts)
@@ -66,7 +66,19 @@ class Reservation:
 class _FirstStep:
     """``Profile.first_step``'s kept state for one node list and request (any member count)."""
 
-    __slots__ = ("charged", "counts", "current", "events", "fit", "hosts", "nodes", "nxt", "seen", "t1")
+    __slots__ = (
+        "charged",
+        "counts",
+        "current",
+        "events",
+        "fit",
+        "hosted",
+        "hosts",
+        "nodes",
+        "nxt",
+        "seen",
+        "t1",
+    )
 
     def __init__(self, nodes: Sequence[str], t1: float, seen: int) -> None:
         self.nodes = nodes
@@ -76,15 +88,30 @@ class _FirstStep:
         #: node -> members it hosts after t1 with no member cap (only > 0): ``hosts(req, UNCAPPED)``
         self.hosts: dict[str, int] = {}
         self.counts: dict[int, int] = {}  # such a host count -> how many nodes have it
+        self.hosted: set[int] = set()  # the positions of the nodes in ``hosts``
         self.current: dict[str, NodeFree] = {}  # node -> its state after t1 (fitting or changed at t1)
         self.events: dict[int, int] = {}  # node position -> its events at t1
         self.nxt: list[tuple[float, int, int] | None] = [None] * len(nodes)  # its next heap entry
         self.charged = 0  # events at t1, charged to the budget by the step
 
+    def room(self, m: int) -> int:
+        """How many members of a gang of ``m`` the nodes host after t1 (the sum of ``hosts(req, m)``)."""
+        return sum(count * (h if h < m else m) for h, count in self.counts.items())
+
     def capped(self, m: int) -> tuple[dict[str, int], int]:
         """Each node's hosts after t1 for a gang of ``m`` (``hosts(req, m)``, only > 0) and their sum."""
-        total = sum(count * (h if h < m else m) for h, count in self.counts.items())
-        return {name: h if h < m else m for name, h in self.hosts.items()}, total
+        return {name: h if h < m else m for name, h in self.hosts.items()}, self.room(m)
+
+    def items(self, m: int) -> list[tuple[int, int, NodeFree]]:
+        """(``hosts(req, m)``, position, state after t1) of the hosting nodes in node order
+        (``placement.plan_hosted``'s input)."""
+        nodes, hosts, current = self.nodes, self.hosts, self.current
+        out: list[tuple[int, int, NodeFree]] = []
+        for k in sorted(self.hosted):
+            name = nodes[k]
+            h = hosts[name]
+            out.append((h if h < m else m, k, current[name]))
+        return out
 
 
 class Profile:
@@ -261,13 +288,14 @@ class Profile:
             found.seen = len(log)
         found.fit = fit
         now = self.now
-        hosts, counts, current = found.hosts, found.counts, found.current
+        hosts, counts, current, hosted = found.hosts, found.counts, found.current, found.hosted
         events, nxt = found.events, found.nxt
         for k in names:
             name = nodes[k]
             was = hosts.pop(name, 0)
             if was:
                 counts[was] -= 1
+                hosted.discard(k)
             current.pop(name, None)
             found.charged -= events.pop(k, 0)
             stream = streams[k]
@@ -292,6 +320,7 @@ class Profile:
             if h:
                 hosts[name] = h
                 counts[h] = counts.get(h, 0) + 1
+                hosted.add(k)
         return found
 
     def single_fit(self, node: str, shape: int, req: Request) -> tuple[list[float], int]:
@@ -546,16 +575,18 @@ def earliest_start(
     if fitting is not None and min(firsts, default=INF) < until:
         # the first time's step from the kept sums (``Profile.first_step``): same state, same charge
         first = profile.first_step(nodes, streams, firsts, req, fitting)
+        profile.budget -= first.charged
+        steps = 1
+        # the plan from the kept counts (``choose`` of the hosting nodes would count them again);
+        # the heap and the copies a later step needs are made only when this step does not do
+        if first.room(m) >= m:
+            plan = plan_hosted(first.items(m), m)
+            if plan is not None:
+                return first.t1, _members(plan, req)
         heap = [e for e in first.nxt if e is not None and e[0] < until]
         heapq.heapify(heap)
         current = dict(first.current)
         hosts, total = first.capped(m)
-        profile.budget -= first.charged
-        steps = 1
-        if total >= m:
-            plan = choose([current[n] for n in nodes if hosts.get(n)], req, m)
-            if plan is not None:
-                return first.t1, _members(plan, req)
     else:
         heap = [(t, k, 0) for k, t in enumerate(firsts) if t < until]
         if not heap:
