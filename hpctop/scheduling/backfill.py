@@ -580,7 +580,7 @@ def earliest_start(
         # the plan from the kept counts (``choose`` of the hosting nodes would count them again);
         # the heap and the copies a later step needs are made only when this step does not do
         if first.room(m) >= m:
-            plan = plan_hosted(first.items(m), m)
+            plan = plan_hosted(first.items(m), req, m)
             if plan is not None:
                 return first.t1, _members(plan, req)
         heap = [e for e in first.nxt if e is not None and e[0] < until]

@@ -508,14 +508,20 @@ def choose_counted(
     return _pick(items, domains, m), total
 
 
-def plan_hosted(items: list[tuple[int, int, NodeFree]], m: int) -> list[tuple[NodeFree, int]] | None:
+def plan_hosted(
+    items: list[tuple[int, int, NodeFree]], req: Request, m: int
+) -> list[tuple[NodeFree, int]] | None:
     """``choose``'s plan from host counts already known: ``items`` holds (members hosted, > 0,
     scan position, state) in scan order, each count what ``hosts(req, m)`` gives for that state.
+    A state below the request's CPU or memory is left out as ``choose`` leaves it out (``hosts``
+    counts an overcommitted node for a request asking none of what it lacks).
 
     Why: a backfill search knows every node's count when it tries a time (it keeps them to
     total the gang's room), so re-scanning the states (``choose``) redid that work; at 10k x 50k
     every gang search that found a time did so at its first step, over ~350 hosting nodes.
     """
+    rc, rm = req.cpu, req.memory
+    items = [item for item in items if item[2].cpu >= rc and item[2].memory >= rm]
     if sum(item[0] for item in items) < m:
         return None
     domains: dict[str, list[tuple[int, int, NodeFree]]] = {}
