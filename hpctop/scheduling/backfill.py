@@ -691,20 +691,24 @@ def _earliest_single(
     bound = until
     shape = profile.shape(req, 1)
     reservations, releases = profile.reservations, profile.releases
+    # ``single_fit``'s kept answers read in place (the loop visits every node of the partition)
+    versions, kept = profile._version, profile._single
     for name in nodes:
         reserved = name in reservations
         if not reserved:
             mine = releases.get(name)
-            if not mine or mine[0][0] >= bound:
-                continue
-        times, fit = profile.single_fit(name, shape, req)
+            if not mine or mine[0][0] >= bound or profile.budget <= 0:
+                continue  # (an exhausted budget charges nothing and finds nothing: the walk is skipped)
+        found = kept.get(name)
+        if found is not None and found[0] == versions.get(name, 0) and shape in found[2]:
+            times, fit = found[1], found[2][shape]
+        else:
+            times, fit = profile.single_fit(name, shape, req)
         if reserved:
             if fit >= 0 and times[fit] < bound:
                 best, bound = (times[fit], name, fit), times[fit]
             continue
         budget = profile.budget
-        if budget <= 0:
-            continue
         if fit >= 0 and times[fit] < bound and fit + 1 <= budget:
             profile.budget = budget - (fit + 1)
             best, bound = (times[fit], name, fit), times[fit]
