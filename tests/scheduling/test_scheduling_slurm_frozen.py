@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import pytest
 
-from hpctop.model.objects import Job
+from hpctop.model.objects import Job, JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
@@ -35,7 +35,7 @@ from hpctop.runtime.session import Session
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.priority import FrozenPriorities, age_factor
-from hpctop.scheduling.types import Placement, ScheduleResult
+from hpctop.scheduling.types import Placement, PriorityBreakdown, ScheduleResult
 from hpctop.sources.scenario import parse_scenario
 from hpctop.sources.simulator import SimulatedCluster
 from tests.scheduling_helpers import job, node, running, snapshot
@@ -176,8 +176,8 @@ def test_frozen_priorities_forget_exactly_the_jobs_a_full_check_would() -> None:
     rng = random.Random(7)
     empty = schedule(snapshot([node("n1")], [], []), Policy(), T0)
     frozen = FrozenPriorities()
-    reference: dict[object, object] = {}
-    jobs: dict[object, Job] = {}
+    reference: dict[JobKey, PriorityBreakdown] = {}
+    jobs: dict[JobKey, Job] = {}
     made = [job(f"j{i}", gpu=1000, submit=0.0) for i in range(40)]
     breakdown = schedule(snapshot([node("n1")], [made[0]], []), Policy(), T0).placements[0].priority
     assert breakdown is not None
@@ -199,7 +199,7 @@ def test_frozen_priorities_forget_exactly_the_jobs_a_full_check_would() -> None:
         if jobs and rng.random() < 0.2:
             # placed, but the bind failed: the job's object did not change (pending or not)
             key = rng.choice(sorted(jobs, key=str))
-            frozen.started([Placement(job=key, assignments=(), priority=breakdown)])  # type: ignore[arg-type]
+            frozen.started([Placement(job=key, assignments=(), priority=breakdown)])
             reference[key] = breakdown
         if rng.random() < 0.1:
             # placed and gone before any apply saw it (None in the snapshot from the start)
@@ -207,7 +207,7 @@ def test_frozen_priorities_forget_exactly_the_jobs_a_full_check_would() -> None:
             frozen.started([Placement(job=ghost.key, assignments=(), priority=breakdown)])
             reference[ghost.key] = breakdown
         frozen.apply(empty, jobs)
-        for key in [k for k in reference if (j := jobs.get(k)) is None or not j.state.is_active]:
-            del reference[key]  # type: ignore[arg-type]
+        for key in [k for k in reference if (now := jobs.get(k)) is None or not now.state.is_active]:
+            del reference[key]
         assert len(frozen) == len(reference)
         assert set(frozen._at_start) == set(reference)  # the same jobs, not only as many
