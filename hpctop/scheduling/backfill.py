@@ -45,6 +45,9 @@ MAX_SHADOW_STEPS = 4000
 #: node events all shadow-time searches of one cycle may examine (like Slurm's bf_max_time, but counted,
 #: so the result stays deterministic); when it runs out, the remaining blocked jobs get no ETA
 CYCLE_SEARCH_BUDGET = 150_000
+#: a member count no gang reaches: ``hosts(req, UNCAPPED)`` is how many members of ``req`` a state
+#: hosts at all, and ``hosts(req, m) == min(m, hosts(req, UNCAPPED))`` for any ``m``
+UNCAPPED = 1 << 40
 
 
 def _when(entry: tuple[float, Request, tuple[int, ...]]) -> float:
@@ -61,21 +64,27 @@ class Reservation:
 
 
 class _FirstStep:
-    """``Profile.first_step``'s kept state for one node list and request shape."""
+    """``Profile.first_step``'s kept state for one node list and request (any member count)."""
 
-    __slots__ = ("charged", "current", "events", "fit", "hosts", "nodes", "nxt", "seen", "t1", "total")
+    __slots__ = ("charged", "counts", "current", "events", "fit", "hosts", "nodes", "nxt", "seen", "t1")
 
     def __init__(self, nodes: Sequence[str], t1: float, seen: int) -> None:
         self.nodes = nodes
         self.t1 = t1
         self.seen = seen  # the touch log's length when last patched
         self.fit: set[str] = set()
-        self.hosts: dict[str, int] = {}  # node -> members it hosts after t1 (only > 0)
+        #: node -> members it hosts after t1 with no member cap (only > 0): ``hosts(req, UNCAPPED)``
+        self.hosts: dict[str, int] = {}
+        self.counts: dict[int, int] = {}  # such a host count -> how many nodes have it
         self.current: dict[str, NodeFree] = {}  # node -> its state after t1 (fitting or changed at t1)
         self.events: dict[int, int] = {}  # node position -> its events at t1
         self.nxt: list[tuple[float, int, int] | None] = [None] * len(nodes)  # its next heap entry
-        self.total = 0
         self.charged = 0  # events at t1, charged to the budget by the step
+
+    def capped(self, m: int) -> tuple[dict[str, int], int]:
+        """Each node's hosts after t1 for a gang of ``m`` (``hosts(req, m)``, only > 0) and their sum."""
+        total = sum(count * (h if h < m else m) for h, count in self.counts.items())
+        return {name: h if h < m else m for name, h in self.hosts.items()}, total
 
 
 class Profile:
@@ -213,23 +222,26 @@ class Profile:
         streams: list[list[tuple[float, int, int]] | None],
         firsts: list[float],
         req: Request,
-        m: int,
-        shape: int,
         fitting: Iterable[str],
     ) -> _FirstStep:
-        """A gang search's state after its first change time, kept per (node list, shape).
+        """A gang search's state after its first change time, kept per (node list, request).
 
         Why: at 10k nodes every search of a cycle starts with the same first time (the overdue
         pods all release at now + 1 s) and gives back ~2,000 nodes' releases there, one
         ``released_hosts`` each, although only the nodes touched since the last search of the
-        same node list and shape changed (the P6 profile, bench/README.md). What a node adds
+        same node list and request changed (the P6 profile, bench/README.md). What a node adds
         after that first time depends on the node alone (its stream, its live state, whether it
         is among the fitting nodes: the index changes only with a placement, which touches the
         node), so the sums are patched from the touch log like ``streams``; a changed first
         time rebuilds them. The search then continues from its second time as before, having
         charged the same events to the budget and counted the same step.
+
+        The host counts are kept without the member cap (``UNCAPPED``; ``_FirstStep.capped`` caps
+        them): gangs of 2, 4, 8 and 16 members of one request shape share one state, where at
+        10k x 50k each size rebuilt it over ~2,500 nodes (23 rebuilds for 7 node lists and requests).
         """
         t1 = min(firsts, default=INF)
+        shape = self.shape(req, UNCAPPED)
         key = (id(nodes), shape)
         log = self._touched
         found = self._first.get(key)
@@ -249,10 +261,13 @@ class Profile:
             found.seen = len(log)
         found.fit = fit
         now = self.now
-        hosts, current, events, nxt = found.hosts, found.current, found.events, found.nxt
+        hosts, counts, current = found.hosts, found.counts, found.current
+        events, nxt = found.events, found.nxt
         for k in names:
             name = nodes[k]
-            found.total -= hosts.pop(name, 0)
+            was = hosts.pop(name, 0)
+            if was:
+                counts[was] -= 1
             current.pop(name, None)
             found.charged -= events.pop(k, 0)
             stream = streams[k]
@@ -261,22 +276,22 @@ class Profile:
                 events[k] = ev
                 found.charged += ev
                 if count:
-                    nf, h = self.released_hosts(name, count, shape, req, m)
+                    nf, h = self.released_hosts(name, count, shape, req, UNCAPPED)
                 else:
                     points, mins = self.suffix(name)
                     nf = mins[bisect.bisect_right(points, now)]  # ``avail(name, t1, INF)``
-                    h = nf.hosts(req, m)
+                    h = nf.hosts(req, UNCAPPED)
                 nxt[k] = (stream[1][0], k, 1) if len(stream) > 1 else None
             else:
                 nxt[k] = (stream[0][0], k, 0) if stream is not None else None
                 if name not in fit:
                     continue
                 nf = self.avail(name, now, INF) if name in self.reservations else self.live[name]
-                h = nf.hosts(req, m)
+                h = nf.hosts(req, UNCAPPED)
             current[name] = nf
             if h:
                 hosts[name] = h
-                found.total += h
+                counts[h] = counts.get(h, 0) + 1
         return found
 
     def single_fit(self, node: str, shape: int, req: Request) -> tuple[list[float], int]:
@@ -518,7 +533,8 @@ def earliest_start(
     # per node position: its own future change times as (time, releases given back after it,
     # events at that time); a reserved node's change points give back nothing (0) and count one
     streams, firsts = profile.streams(nodes)
-    shape = profile.shape(req, m)
+    # host counts of released states are kept uncapped (shared by every gang size) and capped here
+    shape = profile.shape(req, UNCAPPED)
     # a reserved node's minima from each of its change points on, and the index of its first
     # point after now (its stream is those points: stream position p is point offset + p)
     suffixes: dict[str, tuple[int, list[NodeFree]]] = {}
@@ -529,10 +545,11 @@ def earliest_start(
     steps = 0
     if fitting is not None and min(firsts, default=INF) < until:
         # the first time's step from the kept sums (``Profile.first_step``): same state, same charge
-        first = profile.first_step(nodes, streams, firsts, req, m, shape, fitting)
+        first = profile.first_step(nodes, streams, firsts, req, fitting)
         heap = [e for e in first.nxt if e is not None and e[0] < until]
         heapq.heapify(heap)
-        current, hosts, total = dict(first.current), dict(first.hosts), first.total
+        current = dict(first.current)
+        hosts, total = first.capped(m)
         profile.budget -= first.charged
         steps = 1
         if total >= m:
@@ -568,7 +585,9 @@ def earliest_start(
         steps += 1
         for name, count in touched.items():
             if count > 0:
-                nf, h = profile.released_hosts(name, count, shape, req, m)
+                nf, h = profile.released_hosts(name, count, shape, req, UNCAPPED)
+                if h > m:
+                    h = m
                 current[name] = nf
             else:
                 found = suffixes.get(name)
