@@ -22,7 +22,16 @@ deferred work (its idle handler, which re-measures after adds) has run:
   is the first sort *before* it has run (``sort at once``: a key pressed within a tick of the
   load, not in the verdict);
 - **filter**: the pane's text filter vs what a ``DataTable`` user must do: select the matching
-  rows and ``clear`` + ``add_rows`` them (``DataTable`` has no filter).
+  rows, in the order shown, and ``clear`` + ``add_rows`` them (``DataTable`` has no filter).
+
+Same result, asserted on every repeat (outside the timed regions): ``DataTable`` is given the
+rows in the order the pane first paints them (ORDER, by a plain ``sorted``, untimed: the same
+screen on both sides), so the first paint shows the same rows in the same order; every sort
+(at once, cold, warm) shows the same keys in the same sequence as ``DataTable``'s sort on that
+column's text, and the filter the same rows in the same order. Ties: both sort stably, and each
+breaks them by its own input order (the pane by the rows' order as the console builds them,
+``DataTable`` by the order its rows were added, i.e. ORDER); so within a run of equal keys each
+side is checked to hold the same rows, each in its own input order (:func:`same_sort`).
 
 Frame time: the real app on a live console session of ``jobs`` pods (one job each) while a feeder
 thread applies 2,000 events/s; each publish of a new snapshot to the panes plus the repaint of
@@ -76,6 +85,36 @@ def _churn(rows: list[JobRow], rng: random.Random) -> list[JobRow]:
     return out
 
 
+def same_sort(
+    ours: list[int], theirs: list[int], text: list[str], our_tie: list[int], their_tie: list[int]
+) -> str | None:
+    """Why two sorts of the same rows by the same key disagree (None: they agree).
+
+    ``ours`` and ``theirs`` are the rows (indices into ``text``, the sort key of each row) in the
+    order each side shows them; ``our_tie`` / ``their_tie`` each side's tie-break (its input
+    position of each row). They agree when the keys come in the same sequence and each run of
+    equal keys holds the same rows, each side's run in its own tie order.
+    """
+    if len(ours) != len(theirs):
+        return f"{len(ours)} rows against {len(theirs)}"
+    keys = [text[i] for i in ours]
+    if keys != [text[i] for i in theirs]:
+        at = next(n for n, (a, b) in enumerate(zip(ours, theirs, strict=True)) if text[a] != text[b])
+        return f"row {at}: key {text[ours[at]]!r} against {text[theirs[at]]!r}"
+    start = 0
+    while start < len(keys):
+        end = start + 1
+        while end < len(keys) and keys[end] == keys[start]:
+            end += 1
+        mine, other = ours[start:end], theirs[start:end]
+        if set(mine) != set(other):
+            return f"rows {start}-{end - 1} (key {keys[start]!r}) hold different rows"
+        if mine != sorted(mine, key=our_tie.__getitem__) or other != sorted(other, key=their_tie.__getitem__):
+            return f"rows {start}-{end - 1} (key {keys[start]!r}) are not in their input order"
+        start = end
+    return None
+
+
 def _paint(widget: JobsTable | DataTable[str]) -> None:
     for y in range(widget.size.height):
         widget.render_line(y)
@@ -85,7 +124,14 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
     session = big_session(jobs)
     rows = RowCache().rows(session.snapshot.jobs, session.result.plans)
     now = session.now
-    table_rows = [cells(r, now) for r in rows]
+    # DataTable's rows in the order the pane paints first (ORDER): the same first screen
+    shown = sorted(range(len(rows)), key=lambda i: rows[i].order_sort)
+    table_rows = [cells(rows[i], now) for i in shown]
+    our_tie = list(range(len(rows)))  # the pane breaks ties by its input order
+    their_tie = [0] * len(rows)  # DataTable by the order its rows were added
+    for added, i in enumerate(shown):
+        their_tie[i] = added
+    disagree: list[str] = []
     app = make_app(session, tick_interval=0, clock=lambda: 0.0, show_charts=False)
     times: dict[str, list[float]] = {
         f"{side} {op}": [] for side in ("hpctop", "datatable") for op in (*OPS, *EXTRA)
@@ -105,18 +151,43 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
         def timed(name: str, start: float) -> None:
             times[name].append(time.perf_counter() - start)
 
+        def pane_order(current: list[JobRow]) -> list[int]:
+            at = {id(row): i for i, row in enumerate(current)}
+            return [at[id(row)] for row in pane.view]
+
+        def table_order(added: list[int]) -> list[int]:
+            """The rows ``table`` shows (indices into ``rows``); ``added``: in the order added."""
+            at = {key: added[n] for n, key in enumerate(table.rows)}
+            return [at[row.key] for row in table.ordered_rows]
+
+        texts: dict[str, list[str]] = {}  # each row's cell text in a column: what DataTable sorts
+
+        def check(what: str, column: str, ours: list[int], theirs: list[int]) -> None:
+            if column not in texts:
+                at = COLUMN_NAMES.index(column)
+                texts[column] = [table_rows[their_tie[i]][at] for i in range(len(rows))]
+            text = texts[column]
+            why = same_sort(ours, theirs, text, our_tie, their_tie)
+            if why is not None:
+                disagree.append(f"{what} by {column}: {why}")
+
+        ours: dict[str, list[int]] = {}
+
         for _ in range(repeats):
             # hpctop: first paint, cold sorts, warm sorts (after a publish), filter
             pane.set_filters(Filters())
             pane.set_rows([], now)
+            pane.sort_by("ORDER", reverse=False)  # the console's first order
             start = time.perf_counter()
             pane.set_rows(rows, now)
             _paint(pane)
             timed("hpctop paint", start)
+            ours["paint ORDER"] = pane_order(rows)
             start = time.perf_counter()
             pane.sort_by("QUEUE", reverse=False)  # a first sort before the worker's warm-up
             _paint(pane)
             timed("hpctop sort at once", start)
+            ours["sort at once QUEUE"] = pane_order(rows)
             pane.sort_by("ORDER", reverse=False)
             pane.set_filters(Filters())
             pane.set_rows([], now)
@@ -138,10 +209,12 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
                 pane.sort_by(column, reverse=False)
                 _paint(pane)
                 timed(f"hpctop {name}", start)
+                ours[f"{name} {column}"] = pane_order(current)
             start = time.perf_counter()
-            pane.set_filters(Filters(text=NEEDLE))
+            pane.set_filters(Filters(text=NEEDLE))  # on the last order: JOB
             _paint(pane)
             timed("hpctop filter", start)
+            ours["filter JOB"] = pane_order(current)
             # DataTable: the same three
             table.clear()
             await settle()
@@ -150,24 +223,38 @@ async def _versus(jobs: int, repeats: int) -> dict[str, list[float]]:
             await settle()
             _paint(table)
             timed("datatable paint", start)
-            for column in ("USER", "JOB"):
+            if ours["paint ORDER"] != table_order(shown):
+                disagree.append("first paint: the rows differ or come in another order")
+            sorts = (
+                ("QUEUE", "datatable sort at once"),
+                ("USER", "datatable sort"),
+                ("JOB", "datatable sort"),
+            )
+            for column, name in sorts:
                 start = time.perf_counter()
                 table.sort(keys[COLUMN_NAMES.index(column)])
                 await settle()
                 _paint(table)
-                timed("datatable sort", start)
+                timed(name, start)
+                theirs = table_order(shown)
+                for op in ("sort at once", "sort cold", "sort"):
+                    if f"{op} {column}" in ours:
+                        check(op, column, ours[f"{op} {column}"], theirs)
             times["datatable sort cold"] = times["datatable sort"]  # DataTable has no warm state
-            times["datatable sort at once"] = times["datatable sort"]
             times["datatable background"] = times["datatable sort"]  # (not a ratio: printed alone)
             start = time.perf_counter()
-            matching = [c for c in table_rows if any(NEEDLE in text.lower() for text in c)]
+            # the table is sorted by JOB: the matching rows in that order (its rows, as shown)
+            matching = [i for i in theirs if any(NEEDLE in text.lower() for text in table_rows[their_tie[i]])]
             table.clear()
-            table.add_rows(matching)
+            table.add_rows([table_rows[their_tie[i]] for i in matching])
             await settle()
             _paint(table)
             timed("datatable filter", start)
-        if not pane.view or len(pane.view) != len(matching):
-            raise RuntimeError(f"filters disagree: pane {len(pane.view)}, DataTable {len(matching)}")
+            if not matching:
+                disagree.append(f"the filter {NEEDLE!r} matches no row: nothing compared")
+            check("filter", "JOB", ours["filter JOB"], table_order(matching))
+        if disagree:
+            raise RuntimeError("hpctop and DataTable disagree: " + "; ".join(sorted(set(disagree))))
     return times
 
 

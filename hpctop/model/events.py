@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from hpctop.model.resources import fast_frozen_init
+
 
 class EventType(StrEnum):
     ADDED = "ADDED"
@@ -19,6 +21,7 @@ class EventType(StrEnum):
     BOOKMARK = "BOOKMARK"
 
 
+@fast_frozen_init  # one per watch event (~1 us less than the frozen __init__: P3)
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
     type: EventType

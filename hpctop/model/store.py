@@ -40,7 +40,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -83,14 +82,54 @@ from hpctop.model.objects import (
 from hpctop.model.pod_events import decode_pod_event
 
 _EMPTY: frozenset[PodKey] = frozenset()
+#: bound once: ``EventType.X`` goes through the enum metaclass's attribute hook on each access
+#: (0.1-0.3 us in CPython 3.11), twice per applied event (P3)
+_BOOKMARK, _DELETED = EventType.BOOKMARK, EventType.DELETED
+#: the phases of a finished pod (``Pod.is_terminal``, read inline on the watch path)
+_TERMINAL = ("Succeeded", "Failed")
 MAX_TOMBSTONES = 10_000
 #: distinct notes kept about skipped objects (a hostile cluster could send millions); the rest
 #: are counted in ``skipped`` and ``notes_left_out``
 MAX_NOTES = 200
 _NO_OBJECTS: Mapping[ObjectKey, BackendObject] = MappingProxyType({})
 _NO_QUEUES: Mapping[str, QueueInfo] = MappingProxyType({})
-#: every field of a Pod but its resourceVersion, as one tuple (built in C): what a job row reads
-_JOB_VIEW_OF_POD = attrgetter(*(f.name for f in fields(Pod) if f.name != "resource_version"))
+#: the Pod fields a watch event moves most often, compared first by :func:`_same_job_view`
+_STATUS_FIRST = (
+    "restart_count",
+    "phase",
+    "started",
+    "finished",
+    "deleted",
+    "scheduled",
+    "status_reason",
+    "terminated_reason",
+    "nominated_node",
+    "uid",
+    "created",
+    "node_name",
+)
+
+
+def _job_view_comparer() -> Callable[[Pod, Pod], bool]:
+    """``same(a, b)``: every field of a Pod but its resourceVersion equal (what a job row reads).
+
+    The same answer as comparing the two tuples of those fields (``a.x is b.x or a.x == b.x``
+    per field is what a tuple comparison does per item), without building the two 31-item tuples:
+    it stops at the first field that differs, and the fields a status event moves are compared
+    first. Why: the tuple pair was 2.3-4 us of the ~9 us the store spent applying a watch event
+    (issue 16, P3; bench/README.md, session 13 watch). A field added to Pod is compared too: the
+    list is built from ``fields(Pod)``.
+    """
+    names = [f.name for f in fields(Pod) if f.name != "resource_version"]
+    ordered = [n for n in _STATUS_FIRST if n in names] + [n for n in names if n not in _STATUS_FIRST]
+    body = " and ".join(f"(a.{n} is b.{n} or a.{n} == b.{n})" for n in ordered)
+    scope: dict[str, Any] = {}
+    exec(f"def same(a, b):\n    return bool({body})\n", scope)  # the names come from fields(Pod)
+    same: Callable[[Pod, Pod], bool] = scope["same"]
+    return same
+
+
+_same_job_view = _job_view_comparer()
 #: the maps a snapshot copies, each copied again only after it changed (copy-on-write)
 _MAPS = ("nodes", "pods", "workloads", "priority_classes", "pods_by_node", "jobs")
 
@@ -243,10 +282,10 @@ class Store:
     def apply(self, event: WatchEvent) -> None:
         if event.resource_version:
             self.resource_versions[event.kind] = event.resource_version
-        if event.type == EventType.BOOKMARK:
+        if event.type == _BOOKMARK:
             return
         obj = event.obj
-        deleted = event.type == EventType.DELETED
+        deleted = event.type == _DELETED
         if isinstance(obj, Pod):
             if obj.claims is not None:
                 obj = self._dra_index().pod(obj)
@@ -323,14 +362,15 @@ class Store:
         old = self.pods.get(key)
         self._stale.add("pods")
         self._pod_digests.pop(key, None)
-        if not deleted and old is not None and _JOB_VIEW_OF_POD(old) == _JOB_VIEW_OF_POD(pod):
+        if not deleted and old is not None and _same_job_view(old, pod):
             # Only the resourceVersion moved (a kubelet status heartbeat, a change to a field
             # hpctop does not read): the pod is replaced, but its indexes and its job row cannot
             # change, so the job is not derived again. Re-deriving a job per event was the
             # largest cost of the watch path in the profile (P3: 0.50 of 0.93 s).
             self.pods[key] = pod
             return
-        old_node = old.node_name if old is not None and old.holds_resources else None
+        # ``holds_resources`` of the old and the new pod, inline (two properties each, per event)
+        old_node = old.node_name if old is not None and old.phase not in _TERMINAL else None
         job_key = self.job_of_pod.get(key) or self._job_key_of(pod)
         if deleted:
             self.pods.pop(key, None)
@@ -347,7 +387,7 @@ class Store:
                 self._tombstone(job_key)
         else:
             self.pods[key] = pod
-            self._index_node(key, old_node, pod.node_name if pod.holds_resources else None)
+            self._index_node(key, old_node, pod.node_name if pod.phase not in _TERMINAL else None)
             self.job_of_pod[key] = job_key
             members = self.pods_by_job.get(job_key)
             if members is None:
@@ -752,23 +792,27 @@ class Store:
         previous, self._previous = self._previous, {}
         backends = self._backends_active
         pods_of = self.pods
+        members_of = self.pods_by_job.get
+        workload_of = self.workloads.get
+        prior_of = previous.get
         rows = self._jobs
+        dra = self.dra if self.dra is not None and self.dra.domains else None
         self._stale.add("jobs")
-        for key in dirty:
-            pods = [pods_of[k] for k in self.pods_by_job.get(key, ()) if k in pods_of]
-            workload = self.workloads.get(key)
+        for key in dirty:  # one row per dirty job: the loop's lookups are bound above (P3)
+            pods = [pods_of[k] for k in members_of(key, ()) if k in pods_of]
+            workload = workload_of(key)
             if not pods and self._is_part(workload):
-                self._jobs.pop(key, None)
+                rows.pop(key, None)
                 continue
             evidence = self._evidence(key, pods, workload) if backends else None
-            prior = previous.get(key)
+            prior = prior_of(key)
             job = derive_job(key, pods, workload, evidence, None if prior is None else (prior, rows[key]))
-            if job is not None and self.dra is not None and self.dra.domains:
-                job = with_domain(job, pods, self.dra)
+            if job is not None and dra is not None:
+                job = with_domain(job, pods, dra)
             if job is None:
-                self._jobs.pop(key, None)
+                rows.pop(key, None)
             else:
-                self._jobs[key] = job
+                rows[key] = job
 
     def job(self, key: JobKey) -> Job | None:
         self._refresh()

@@ -47,6 +47,21 @@ that, the console's 0.5 s tick under a steady stream would otherwise pay two ful
 second; with the step, one per 15 s, the rest incremental. A quiet cluster still re-runs once
 per ``idle_refresh``, which moves the clock as well.
 
+The core budget (issue 16, K1 on a stream the core reads): at 50k pods one event-driven core
+run costs ~0.9 s of CPU (``_roll_up`` and the memo's free state over every running job), so a
+stream that changes what the core reads in every 0.5 s tick (K1's honest stream: 1 event in 50 a
+pod submitted, bound, finished or deleted) kept the tick worker at a full core and the key
+presses waiting on the GIL. So a tick's read (a *deferrable* refresh) that comes less than
+``cost * (1 / core_share - 1)`` real seconds after a core run that took ``cost``
+(``core_share`` 0.25: three times its cost) shows the new snapshot (rows, states, nodes: all
+current) with the last run's result, its ``now`` moved, and owes the core a run
+(:attr:`LiveConsoleSession.core_runs_deferred`); the first read after the budget allows runs it,
+events or not. Runs under ``CORE_DEFER_ABOVE`` (50 ms: every small cluster) are never deferred,
+nor is a deliberate :meth:`refresh` (the refresh key, an action's outcome). Meanwhile a job
+submitted since shows without a plan (as while listing) and a finished one keeps its last
+reason; the cost is measured in wall time, so on a loaded machine the core runs less often
+still, which is when the console most needs the GIL for keys.
+
 The core does not run on a half-synced store either: until every resource has finished its first
 list (or is forbidden / not served), a changed store gives a new snapshot (rows appear while the
 lists stream in) with a result that has no plans, and the core's first run is the one after the
@@ -150,6 +165,11 @@ IDLE_REFRESH = 60.0
 #: refreshes in between run at the last full run's ``now``, so the memo's kept priorities and the
 #: last pass (``core.PassRecord``) stay valid and an event re-plans only from its job's turn
 CLOCK_STEP = 15.0
+#: the most of a core that event-driven core runs may take while events stream (the core budget,
+#: module doc): after a run that took ``c`` seconds the next one waits ``c * (1 / share - 1)``
+CORE_SHARE = 0.25
+#: core runs cheaper than this are never deferred (small clusters: every change is planned at once)
+CORE_DEFER_ABOVE = 0.05
 #: real seconds the core waits for every resource's first list before it runs on what is there
 LIST_PATIENCE = 30.0
 #: real seconds between two views rebuilt on read (W15: a burst of events is one view per tick;
@@ -304,6 +324,7 @@ class LiveConsoleSession:
         clock: Callable[[], float] = time.time,
         idle_refresh: float = IDLE_REFRESH,
         clock_step: float = CLOCK_STEP,
+        core_share: float = CORE_SHARE,
         min_refresh: float = MIN_REFRESH,
         list_patience: float = LIST_PATIENCE,
         loop: asyncio.AbstractEventLoop | None = None,
@@ -341,6 +362,13 @@ class LiveConsoleSession:
         self._audit_cache: tuple[tuple[float, int], list[AuditRecord]] | None = None
         self.idle_refresh = idle_refresh
         self.clock_step = clock_step
+        self.core_share = core_share
+        #: event-driven refreshes that showed the new snapshot with the last result (core budget)
+        self.core_runs_deferred = 0
+        self._core_owed = False  # a deferred refresh saw a change the core has not planned yet
+        self._core_cost = 0.0  # real seconds the last core run took
+        self._core_ended = -float("inf")  # time.monotonic() when it ended
+        self._core_snapshot: Snapshot | None = None  # what the core last ran on
         #: the ``now`` the core last ran at with its clock moved (the decision clock, module doc)
         self.core_now = -float("inf")
         #: core runs at ``core_now`` on a refresh between two clock moves (event-driven)
@@ -377,7 +405,8 @@ class LiveConsoleSession:
         #: refreshes that changed nothing the core reads (a restart count, a condition): no core run
         self.core_runs_skipped = 0
         self.schedule_seconds = 0.0
-        self._frozen = False  # the heap was moved out of the cyclic GC's reach (_freeze_heap)
+        self._frozen = False  # this session holds the heap frozen (_freeze_heap, until close)
+        self._closed = False  # close() was called: no freeze after it
         self.error: BaseException | None = None  # what ended the reflectors, if not a quit
         self._snapshot: Snapshot
         self._result: ScheduleResult
@@ -685,20 +714,36 @@ class LiveConsoleSession:
 
     def _freeze_heap(self) -> None:
         """Once every resource is listed, move the heap out of the cyclic GC's reach (as the
-        simulator's session does after its first load).
+        simulator's session did after its first load).
 
         Why (W15): the store of a big cluster and the console's view of it are millions of
         long-lived objects, and a burst of watch events allocates fast enough to trigger a full
         collection every few seconds; each one scanned them all and stopped every thread, the
         console's included, for 0.5-1.2 s (10k pods, 50k events, measured with ``gc.callbacks``).
         Frozen objects are still freed by reference counting when the store drops them (pods and
-        nodes hold no cycles); only cyclic garbage that exists at this moment is kept.
+        nodes hold no cycles); only cyclic garbage that exists at this moment is kept, and only
+        until :meth:`close`: a frozen object is never collected, and the session itself sits in
+        cycles (its reflectors' and pollers' callbacks are its bound methods), so a session that
+        stayed frozen after closing kept itself and its whole store in memory for good. Once a
+        session (:data:`_HEAP`), frozen at most once however often it relists or reconnects.
         """
-        self._frozen = True
-        settle_heap()
+        with _HEAP.lock:
+            if self._frozen or self._closed:
+                return
+            _HEAP.hold()
+            self._frozen = True
 
     def close(self, timeout: float = STOP_TIMEOUT) -> bool:
-        """Cancel the reflectors, close their streams, stop the thread; True when all ended in time."""
+        """Cancel the reflectors, close their streams, stop the thread; True when all ended in time.
+
+        The heap this session froze is released first (:data:`_HEAP`: unfrozen when no other
+        session holds it), so the session and its store can be collected once dropped.
+        """
+        with _HEAP.lock:
+            self._closed = True
+            if self._frozen:
+                self._frozen = False
+                _HEAP.release()
         with contextlib.suppress(Exception):  # its HTTP session and loop thread; never blocks quitting
             self.kube_actuator.close()
         loop, task, thread = self._loop, self._task, self._thread
@@ -829,6 +874,8 @@ class LiveConsoleSession:
         view, or the core's result is ``idle_refresh`` old (see module doc)."""
         if self.store.version != self._view_version:
             return True
+        if self._core_owed and not self._core_deferred():
+            return True
         if not self._view_scheduled:
             return not self.listing
         return self._clock() - self._view_at >= self.idle_refresh
@@ -869,18 +916,20 @@ class LiveConsoleSession:
         if time.monotonic() - self._built_at < self.min_refresh and self._states() == self._view_states:
             self.refreshes_coalesced += 1
             return
-        self.refresh()
+        self.refresh(deferrable=True)
 
     def _states(self) -> tuple[tuple[str, str, int], ...]:
         """What the reflectors' statuses say beyond event counts: state and relists per resource."""
         return tuple((s.kind, s.state.value, s.lists) for s in self._statuses.values())
 
-    def refresh(self) -> None:
+    def refresh(self, *, deferrable: bool = False) -> None:
         """A fresh snapshot from the store, scheduled by the core at wall-clock ``now``.
 
         Only the copy holds the store's lock (shared with the reflectors); the core runs on the
         frozen snapshot with the reflectors free to go on. While a first list is under way
-        (:attr:`listing`) the snapshot comes without a core run (see module doc).
+        (:attr:`listing`) the snapshot comes without a core run (see module doc). A
+        ``deferrable`` refresh (a tick's read of :attr:`snapshot`, not the refresh key) inside
+        the core budget shows the new snapshot with the last result (module doc).
         """
         with self._view_lock:
             states = self._states()  # before the copy: a change after it is seen by the next read
@@ -901,11 +950,27 @@ class LiveConsoleSession:
                     time.monotonic(),
                     states,
                 )
+                self._core_owed = False  # (what was owed, if anything, was undone since)
                 self.core_runs_skipped += 1
+                return
+            if deferrable and self._view_scheduled and policy == self.policy and self._core_deferred():
+                # the core budget (module doc): rows from the new snapshot, plans from the last run
+                self._snapshot, self._result = snapshot, replace(self._result, now=now)
+                self._view_version, self._built_at, self._view_states = (
+                    snapshot.version,
+                    time.monotonic(),
+                    states,
+                )
+                self._core_owed = True
+                self.core_runs_deferred += 1
                 return
             self.policy = policy
             decided_at = self._decision_now(now)
+            core_started = time.perf_counter()
             result = self._schedule(snapshot, self.policy, decided_at)
+            self._core_cost, self._core_ended = time.perf_counter() - core_started, time.monotonic()
+            self._core_owed = False
+            self._core_snapshot = snapshot
             if decided_at != now:  # shown at the wall clock: ages and "ETA in" count from now
                 result = replace(result, now=now)
                 self.core_runs_at_kept_now += 1
@@ -914,6 +979,15 @@ class LiveConsoleSession:
             self._snapshot, self._result = snapshot, result
             self._view_version, self._view_at, self._view_scheduled = snapshot.version, now, True
             self._built_at, self._view_states = time.monotonic(), states
+
+    def _core_deferred(self) -> bool:
+        """Inside the core budget: the last core run took ``CORE_DEFER_ABOVE`` or more and ended
+        less than ``cost * (1 / core_share - 1)`` ago (so event-driven runs take at most
+        ``core_share`` of a core; module doc)."""
+        cost = self._core_cost
+        if cost < CORE_DEFER_ABOVE:
+            return False
+        return time.monotonic() - self._core_ended < cost * (1.0 / self.core_share - 1.0)
 
     def _decision_now(self, now: float) -> float:
         """The ``now`` the core decides at: the last clock move's while it is under ``clock_step``
@@ -932,7 +1006,8 @@ class LiveConsoleSession:
             and self._view_version >= 0
             and now - self._view_at < self.idle_refresh
             and policy == self.policy
-            and same_inputs(self._snapshot, snapshot)
+            and self._core_snapshot is not None
+            and same_inputs(self._core_snapshot, snapshot)
         )
 
     def _listing_view(self, states: tuple[tuple[str, str, int], ...], snapshot: Snapshot, now: float) -> None:
@@ -944,7 +1019,7 @@ class LiveConsoleSession:
 
 
 #: allocations between two young collections once the store is synced (CPython's default: 700)
-WATCH_GC_THRESHOLD = 10_000
+WATCH_GC_THRESHOLD = 100_000
 
 
 def settle_heap() -> None:
@@ -957,12 +1032,46 @@ def settle_heap() -> None:
     entry per pod) and everything that survived since: ~25 % of an event's CPU at 20k pods
     (bench/README.md, "Issue 16, fourth session"). At 10,000 the same collections run 14 times
     less often; cyclic garbage (none in the store) waits a little longer. The two older
-    generations keep CPython's thresholds.
+    generations keep CPython's thresholds. Why 100,000 rather than 10,000 (session 13): each
+    young collection traverses the fresh snapshot maps (one entry per pod), so at 50k pods under
+    K1's honest stream a young collection held the GIL 27 ms (median) to 359 ms, 32 of them in
+    60 ticks (2.1 s); at 100,000, one of 189 ms in the same ticks, and K1's key p95 was 35 / 5 ms
+    against 146 / 42 ms at 10,000 (bench/README.md, session 13, live).
     """
     gc.collect()
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(WATCH_GC_THRESHOLD, middle, old)
+
+
+class HeapFreeze:
+    """The frozen heap, shared by the sessions of a process: frozen (:func:`settle_heap`) by the
+    first session that syncs, unfrozen, with the GC's thresholds put back, when the last one that
+    holds it closes. ``gc.freeze()`` is process-wide, so one session must not unfreeze the heap
+    under another still open; and each later freeze only moves what came since (a second
+    session's store). Callers hold :attr:`lock`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders = 0
+        self._threshold: tuple[int, int, int] | None = None
+
+    def hold(self) -> None:
+        if self.holders == 0:
+            self._threshold = gc.get_threshold()
+        self.holders += 1
+        settle_heap()
+
+    def release(self) -> None:
+        self.holders -= 1
+        if self.holders == 0:
+            gc.unfreeze()
+            if self._threshold is not None:
+                gc.set_threshold(*self._threshold)
+
+
+#: the process's frozen heap (:class:`HeapFreeze`)
+_HEAP = HeapFreeze()
 
 
 def _listing_result(now: float) -> ScheduleResult:

@@ -10,8 +10,10 @@ glance. Node lists are compressed the way Slurm prints them (``gpu-a[001-004,007
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from functools import lru_cache
 
 #: t=0 of the simulator's virtual clock, 2026-01-01T00:00:00Z
 EPOCH = 1767225600.0
@@ -23,7 +25,22 @@ def iso(ts: float | None) -> str | None:
     """Unix seconds as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC, whole seconds); ``None`` stays ``None``."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(int(ts // 1), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _iso_second(int(ts // 1))
+
+
+#: the seconds of 1000-01-01 and 10000-01-01 UTC: within them ``%04d`` writes the year as ``%Y`` does
+_FOUR_DIGIT_YEARS = range(-30_610_224_000, 253_402_300_800)
+
+
+@lru_cache(maxsize=8192)
+def _iso_second(second: int) -> str:
+    """One whole second's text, kept: the pods of a job share their creation and start seconds,
+    and ``datetime.strftime`` was a tenth of a ``jobs -o json`` row (P8); ``time.gmtime`` and
+    an f-string write the same text in half its time."""
+    if second in _FOUR_DIGIT_YEARS:
+        t = time.gmtime(second)
+        return f"{t[0]:04d}-{t[1]:02d}-{t[2]:02d}T{t[3]:02d}:{t[4]:02d}:{t[5]:02d}Z"
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def duration(seconds: float | None) -> str:

@@ -239,25 +239,43 @@ def queue_order(job: Job, plan: JobPlan | None) -> int | None:
     return plan.order + 1
 
 
+def _cell(text: str) -> str:
+    """``sanitize_display(text, cap=CELL)``, without the call for the short printable ASCII text
+    that nearly every name, user and queue is (the function returns that text as it is)."""
+    if len(text) <= CELL and text.isascii() and text.isprintable():
+        return text
+    return sanitize_display(text, cap=CELL)
+
+
 def make_row(job: Job, plan: JobPlan | None) -> JobRow:
-    s = sanitize_display
+    """One job's row. Why :func:`merge` only for a pending job: of its view the row reads the
+    reason, the ETA and the order, and each is None for a job that is not pending (``merge`` and
+    :func:`queue_order` say so), so a running or finished job's row needs no owner lookup (P4's
+    first view builds a row per job: most of them running)."""
+    state = job.state
+    pending = state.is_pending
     reason = ""
-    view = merge(job, plan)
-    if job.state.is_pending:
+    eta: float | None = None
+    eta_source: str | None = None
+    view: JobView | None = None
+    if pending:
+        view = merge(job, plan)
         r = view.reason
         # a Slurm job's reason is Slurm's own word (Resources, Priority, JobHeldUser), as squeue's
         reason = (r.message if r.source == SLURM_REASON_SOURCE else r.code.value) if r else ""
-    elif job.state.is_finished:
-        reason = job.state.value
-    queue = s(job.queue or "", cap=CELL)
-    partition = s((plan.partition if plan and plan.partition else job.partition) or "", cap=CELL)
+        eta = view.eta
+        eta_source = view.eta_source
+    elif state.is_finished:
+        reason = state.value
+    queue = _cell(job.queue or "")
+    partition = _cell((plan.partition if plan and plan.partition else job.partition) or "")
     prio = plan.priority.total if plan else (job.priority_value or 0)
-    row_id = s(job.id, cap=CELL)
-    name = s(job.name, cap=CELL)
-    user = s(job.user, cap=CELL)
-    order = queue_order(job, plan)
-    category = _category(job.state)
-    hay = " ".join((row_id, name, user, queue, partition, job.state.code, job.state.value, reason)).lower()
+    row_id = _cell(job.id)
+    name = _cell(job.name)
+    user = _cell(job.user)
+    order = queue_order(job, plan) if pending else None
+    category = _CATEGORY[state]
+    hay = " ".join((row_id, name, user, queue, partition, state.code, state.value, reason)).lower()
     return JobRow(
         key=job.key,
         uid=job.uid,
@@ -266,7 +284,7 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         user=user,
         queue=queue,
         partition=partition,
-        state=job.state,
+        state=state,
         prio=prio,
         running=job.running_members,
         min_members=job.min_members,
@@ -274,14 +292,14 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         submit=job.submit_time,
         start=job.start_time,
         end=job.end_time,
-        eta=view.eta,
+        eta=eta,
         reason=reason,
         order=order,
         order_sort=order_key(order, category, prio),
         haystack=hay,
         category=category,
-        eta_source=view.eta_source,
-        order_source=order_source(view) if order is not None else None,
+        eta_source=eta_source,
+        order_source=order_source(view) if order is not None and view is not None else None,
     )
 
 
@@ -293,6 +311,10 @@ def _category(state: JobState) -> str:
     if state.is_finished:
         return "done"
     return "other"
+
+
+#: each state's category, looked up once per row instead of three predicate calls
+_CATEGORY: dict[JobState, str] = {state: _category(state) for state in JobState}
 
 
 PlanSig = tuple[int, str | None, float | None, str | None, int | None] | None

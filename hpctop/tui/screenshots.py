@@ -30,6 +30,8 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...], tuple[int, int]], ...] = (
     ("main", "hpctop-dark", ("home",), SIZE),
     ("main-80x24", "hpctop-dark", ("home",), SMALL),
     ("main-200x50", "hpctop-dark", ("home",), LARGE),
+    # the GPU pane on the smallest terminal: the queue pane beside it keeps its counts whole
+    ("gpus-80x24", "hpctop-dark", ("1",), SMALL),
     ("job-detail", "hpctop-dark", ("f", "enter"), SIZE),  # the first pending job: why it waits
     ("pending", "hpctop-dark", ("f",), SIZE),
     ("help", "hpctop-dark", ("question_mark",), SIZE),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
@@ -33,6 +34,16 @@ from hpctop.tables.select import (
 )
 def test_iso_is_utc_whole_seconds(ts: float | None, text: str | None) -> None:
     assert iso(ts) == text
+
+
+@pytest.mark.parametrize(
+    "second",
+    [0, -1, 951782400, 4107542399, -30_610_224_000, -30_610_224_001, 253_402_300_799, -62_135_596_800],
+)
+def test_iso_writes_what_strftime_writes(second: int) -> None:
+    """The gmtime path (years 1000-9999) and strftime's agree at and beyond its bounds."""
+    want = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert iso(second + 0.5) == want
 
 
 @pytest.mark.parametrize(

@@ -57,9 +57,16 @@ def preview_text(
         if p.requests and simulated:
             t.append("      a live cluster would be sent:\n", style="dim")
         for req in p.requests:
+            # a request's body (its JSON) on a line of its own under it: a long one-line request
+            # wrapped at the dialog's margin, as if the body were a change of its own
+            head, brace, body = req.partition(" {")
             t.append("      ")
-            t.append(sanitize_display(req, cap=400), style="dim")
+            t.append(sanitize_display(head, cap=400), style="dim")
             t.append("\n")
+            if brace:
+                t.append("        ")
+                t.append(sanitize_display("{" + body, cap=400), style="dim")
+                t.append("\n")
     if flagged:
         t.append("\n⚠ names contain hidden, bidi or control characters (shown as <U+…>/␛):\n", style="bold")
         for n in flagged:

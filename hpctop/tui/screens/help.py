@@ -26,18 +26,36 @@ SCOPES = {
 }
 
 
-def help_table(keymap: Mapping[str, str], read_only: bool) -> Table:
+#: the narrowest screen that shows the action names (what ``[keys]`` in the config remaps); on an
+#: 80-column terminal they took 18 cells and wrapped every "what it does" onto three or four lines
+ACTION_COLUMN_MIN_WIDTH = 100
+
+
+def help_table(keymap: Mapping[str, str], read_only: bool, show_action: bool = True) -> Table:
     table = Table(box=None, expand=True, show_header=True, header_style="bold")
     table.add_column("where", no_wrap=True)
     table.add_column("keys", no_wrap=True, style="bold")
-    table.add_column("action", no_wrap=True)
+    if show_action:
+        table.add_column("action", no_wrap=True)
     table.add_column("what it does")
     for spec in KEYMAP:
         if read_only and spec.mutating:
             continue
         keys = ",".join(display_key(key) for key in effective_keys(spec, keymap).split(","))
-        table.add_row(Text(SCOPES[spec.scope]), Text(keys), Text(spec.name), Text(spec.help))
+        action = (Text(spec.name),) if show_action else ()
+        table.add_row(Text(SCOPES[spec.scope]), Text(keys), *action, Text(spec.help))
     return table
+
+
+def help_title(read_only: bool, show_action: bool) -> Text:
+    """The help screen's first line: what it is and how to close it; on a narrow screen a second
+    line says where the action names went."""
+    title = Text("hpctop keys" + ("  (read-only: actions hidden)" if read_only else ""), style="bold")
+    title.append("  · esc closes")
+    if not show_action:
+        width = ACTION_COLUMN_MIN_WIDTH
+        title.append(f"\naction names (what [keys] in the config remaps): from {width} columns wide", "dim")
+    return title
 
 
 #: what the columns and marks of the panes mean (a key table alone left ORDER and ``~`` unexplained)
@@ -96,10 +114,11 @@ class HelpScreen(ModalScreen[None]):
         self._permissions = permissions
 
     def compose(self) -> ComposeResult:
+        show_action = self.app.size.width >= ACTION_COLUMN_MIN_WIDTH
         with VerticalScroll(id="help-body"):
-            title = "hpctop keys" + ("  (read-only: actions hidden)" if self._read_only else "")
-            yield Static(Text(title, style="bold"), id="help-title")
-            yield Static(help_table(self._keymap, self._read_only), id="help-table")
+            title = help_title(self._read_only, show_action)
+            yield Static(title, id="help-title")
+            yield Static(help_table(self._keymap, self._read_only, show_action), id="help-table")
             yield Static(legend_table(), id="help-legend")
             if self._permissions:
                 yield Static(permissions_text(self._permissions), id="help-permissions")

@@ -45,6 +45,9 @@ BAR = 12
 #: name on screen needs, within these and what the pane's width leaves beside the numbers
 NAME = 14
 NAME_MAX = 40
+#: the narrowest name where the fair share already gave way (a narrow pane): indent, marker and
+#: the start of the name, then "…"
+NAME_NARROW = 8
 #: the narrowest bar worth drawing: a narrow pane shortens the bar before it cuts the numbers, and
 #: below this leaves it out (the used/guaranteed/max numbers say the same)
 BAR_MIN = 4
@@ -131,7 +134,7 @@ class QueuePane(ScrollView, can_focus=True):
         self._palette = Palette()
         self._version = 0  # set_queues counts up: the layout is worked out again for new numbers
         self._layout_key: tuple[object, ...] | None = None
-        self._layout_value = (NAME, BAR, 13, 10)
+        self._layout_value = (NAME, BAR, 13, 10, True)
 
     def set_queues(
         self,
@@ -239,11 +242,15 @@ class QueuePane(ScrollView, can_focus=True):
             self.post_message(self.FilterJobs(q.parent if path in self.local and q.parent else path))
         self.refresh()
 
-    def _layout(self, width: int, vis: list[str]) -> tuple[int, int, int, int]:
-        """(name, bar, used/guaranteed/max, R/PD) column widths for the rows on screen: the numbers
-        as wide as the widest (176.01/2547/- pushed the counts out of line), the name as long as
-        the longest on screen needs (names were cut at ten characters) and the bar shorter (down to
-        :data:`BAR_MIN`, then none) where the pane is narrow; a name is cut (with "…") before the bar goes."""
+    def _layout(self, width: int, vis: list[str]) -> tuple[int, int, int, int, bool]:
+        """(name, bar, used/guaranteed/max, R/PD) column widths for the rows on screen, and whether
+        the fair share and borrowing marks fit: the numbers as wide as the widest (176.01/2547/-
+        pushed the counts out of line), the name as long as the longest on screen needs (names were
+        cut at ten characters) and the bar shorter (down to :data:`BAR_MIN`, then none) where the
+        pane is narrow; a name is cut (with "…") before the bar goes. Where even that is too wide
+        (the pane beside the GPU map on an 80-column terminal: the counts were cut to "R1819 P"),
+        the fair share goes first (the bar's colour still marks a borrowing queue), then the name
+        is cut down to :data:`NAME_NARROW`."""
         key = (self._version, tuple(vis), width)
         if key == self._layout_key:
             return self._layout_value
@@ -252,6 +259,7 @@ class QueuePane(ScrollView, can_focus=True):
         counts = [len(self._counts(self.queues[p])) + 1 for p in vis]
         num_w = max([13, *numbers])
         count_w = max([10, *counts])
+        beside = True
         fixed = BESIDE + num_w + count_w + 1  # + the gap after the name
         # the whole name first (the bar shortens for it), then what the width allows
         name_w = min(max([NAME, *names]), NAME_MAX)
@@ -261,8 +269,11 @@ class QueuePane(ScrollView, can_focus=True):
             bar_w = min(BAR, width - fixed - name_w)
             if bar_w < BAR_MIN:
                 bar_w = 0
-        name_w = max(NAME, min(name_w, width - fixed - bar_w))
-        self._layout_key, self._layout_value = key, (name_w, bar_w, num_w, count_w)
+        if fixed + min(name_w, NAME) + bar_w > width:  # the counts would be cut: drop the fair share
+            beside, fixed = False, fixed - BESIDE
+        floor = NAME if beside else NAME_NARROW
+        name_w = max(floor, min(name_w, width - fixed - bar_w))
+        self._layout_key, self._layout_value = key, (name_w, bar_w, num_w, count_w, beside)
         return self._layout_value
 
     def _label(self, path: str) -> str:
@@ -280,9 +291,13 @@ class QueuePane(ScrollView, can_focus=True):
         return f"R{q.running_jobs} PD{q.pending_jobs}"
 
     def _line(
-        self, path: str, is_cursor: bool, width: int, layout: tuple[int, int, int, int] = (NAME, BAR, 13, 10)
+        self,
+        path: str,
+        is_cursor: bool,
+        width: int,
+        layout: tuple[int, int, int, int, bool] = (NAME, BAR, 13, 10, True),
     ) -> list[Segment]:
-        name_w, bar_w, num_w, count_w = layout
+        name_w, bar_w, num_w, count_w, beside = layout
         q = self.queues[path]
         pal = self._palette
         app = self.app
@@ -316,11 +331,12 @@ class QueuePane(ScrollView, can_focus=True):
             segs.append(Segment(ch, style))
         segs.append(Segment(f" {self._amounts(q)}".ljust(num_w), base))
         segs.append(Segment(f" {self._counts(q)}".ljust(count_w), base))
-        segs.append(Segment(f" fs{q.fairshare_factor:.2f}", base))
-        if q.dominant_resource and q.dominant_resource != "gpu":
-            segs.append(Segment(f" ({sanitize_display(q.dominant_resource, cap=8)})", base))
-        if q.borrowing:
-            segs.append(Segment(" ⇡", base + pal.style(app, fg="queue-over-share", bold=True)))
+        if beside:
+            segs.append(Segment(f" fs{q.fairshare_factor:.2f}", base))
+            if q.dominant_resource and q.dominant_resource != "gpu":
+                segs.append(Segment(f" ({sanitize_display(q.dominant_resource, cap=8)})", base))
+            if q.borrowing:
+                segs.append(Segment(" ⇡", base + pal.style(app, fg="queue-over-share", bold=True)))
         if q.state.value != "open":
             segs.append(Segment(f" [{q.state.value}]", base + pal.style(app, fg="warning")))
         return segs

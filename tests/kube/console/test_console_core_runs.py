@@ -20,11 +20,10 @@ import asyncio
 from pathlib import Path
 
 from hpctop.runtime.live_console import IDLE_REFRESH, LiveConsoleSession
-from hpctop.sources.kube.connection import Connection, load_connection
-from hpctop.sources.kube.reflector import ReflectorState
+from hpctop.sources.kube.connection import load_connection
+from hpctop.sources.kube.reflector import ReflectorSettings, ReflectorState
 from hpctop.sources.kube.resources import NODES as NODE_SPEC
 from hpctop.sources.kube.resources import PODS as POD_SPEC
-from hpctop.sources.kube.transport import KubeClient
 from tests.kube.conftest import FAST
 from tests.kube.fakeserver import NODES, PODS, FakeApiServer
 from tests.model_fixtures import node, pod
@@ -92,38 +91,41 @@ async def test_quiet_cluster_runs_the_core_once_per_change_not_per_tick(
 async def test_no_core_run_on_a_half_synced_store_rows_show_while_listing(
     fake: FakeApiServer, kubeconfig: Path
 ) -> None:
+    # The node list is held between its two pages (one node each) until the test releases it,
+    # so the half-synced store lasts exactly as long as the test needs: no timing to race. (It
+    # used to be a stalled list ended by a 1.5 s read timeout, and under load the pod list, or
+    # the reads during the stall, could take longer than that: flaky.)
     seed(fake, 20)
-    fake.list_stalls[NODES] = 1  # the node list hangs until the client's read timeout ends it
-
-    def client(conn: Connection) -> KubeClient:
-        return KubeClient(conn, read_timeout=1.5)
-
+    gate = fake.continue_gates[NODES] = asyncio.Event()
     connection = await load_connection(str(kubeconfig))
     session = LiveConsoleSession(
         connection,
         resources=[POD_SPEC, NODE_SPEC],
-        settings=FAST,
-        client_factory=client,
+        settings=ReflectorSettings(backoff_initial=0.05, backoff_cap=0.2, page_size=1),
         min_refresh=0.0,
     )
     session.start()
     try:
         await until(
-            lambda: "Pod" in session.statuses and session.statuses["Pod"].state is ReflectorState.SYNCED,
-            what="the pod list",
+            lambda: (
+                "Pod" in session.statuses
+                and session.statuses["Pod"].state is ReflectorState.SYNCED
+                and "Node" in session.statuses
+                and session.statuses["Node"].listed >= 1
+            ),
+            what="the pod list, and the node list's first page",
             timeout=20.0,
         )
-        assert fake.stalled_lists == 1 and not session.statuses["Node"].synced_once
-        ticks = 0
-        while not session.statuses["Node"].synced_once:  # the ticks of the half-synced store
+        for _ in range(5):  # the ticks of the half-synced store
             assert len(session.snapshot.pods) == 20  # the rows are shown while listing
-            ticks += 1
-            await asyncio.sleep(0.1)
-        assert ticks >= 5, "the node list was not held up long enough to see ticks during it"
+            await asyncio.sleep(0.05)
+        assert not session.statuses["Node"].synced_once, "the node list ended through its gate"
+        assert session.listing_views >= 1  # (a view is built per change of the store, not per read)
         assert session.schedule_runs == 0, f"{session.schedule_runs} core runs on a half-synced store"
         assert session.result.plans == {}
-        # the last first list ended: the next read is the core's first run, on the whole store
-        await until(lambda: session.synced, what="the node list after its retry", timeout=20.0)
+        # the last first list ends: the next read is the core's first run, on the whole store
+        gate.set()
+        await until(lambda: session.synced, what="the node list's last page", timeout=20.0)
         assert len(session.snapshot.nodes) == 2
         assert session.schedule_runs == 1
         key = next(iter(session.snapshot.jobs))
