@@ -1,5 +1,6 @@
 """Test-wide set-up: the answer cache of ``hpctop jobs --demo`` goes to a temporary directory;
-``private_env`` keeps a test's settings from the developer's shell and home.
+``private_env`` keeps a test's settings from the developer's shell and home; each test leaves
+the cyclic GC as it found it (``gc_as_found``).
 
 The CLI keeps answers of the simulated cluster in the user's cache directory
 (:mod:`hpctop.tables.cache`); no test may read or fill the real one. ``XDG_CACHE_HOME`` is set
@@ -8,9 +9,11 @@ rather than ``HPCTOP_CACHE_DIR`` because several tests clear every ``HPCTOP_*`` 
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,18 @@ def private_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith("HPCTOP_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+@pytest.fixture(autouse=True)
+def gc_as_found() -> Iterator[None]:
+    """A test that froze the heap (``bench.live_app.live_session`` settles it the way a synced
+    console does, and never closes) or raised the young threshold leaves neither to the next
+    test: ``gc.freeze()`` and the thresholds are process-wide, and a later test that counts young
+    containers or frozen objects (tests/sources/test_session_gc.py) would read the earlier
+    test's heap, not its own."""
+    threshold = gc.get_threshold()
+    frozen_before = gc.get_freeze_count()
+    yield
+    if frozen_before == 0 and gc.get_freeze_count():
+        gc.unfreeze()
+    gc.set_threshold(*threshold)

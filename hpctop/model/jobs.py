@@ -603,6 +603,8 @@ def _derive_lone_pod(key: JobKey, pod: Pod, previous: tuple[Pod, Job] | None = N
         (),
         None,
         slurm_partition,
+        pod.one_per_node,  # as the general path: the pod's anti-affinity to itself
+        ann.get(BACKFILLED_ANNOTATION) == "true",
     )
 
 

@@ -27,7 +27,9 @@ Cheap where it can be (PERFORMANCE.md P7), without changing what is decided:
   benchmark, a console behind on its ticks) costs one core run for the view, not one per step;
 * the event bytes go straight into the store without copies;
 * the loop and the view read run with the automatic GC paused (the caller's state restored on
-  the way out): its young collections traversed every fresh snapshot copy and core answer.
+  the way out): its young collections traversed every fresh snapshot copy and core answer; what
+  they leave is moved to the oldest generation untraversed (:func:`promote_young`), since it
+  holds no cyclic garbage and the young collection right after found none while traversing it.
 """
 
 from __future__ import annotations
@@ -60,9 +62,43 @@ DEFAULT_INTERVAL = 10.0
 DEMO_SPEED = 60.0
 #: run the core at least this often (virtual seconds) even when nothing changed (ages grow)
 MAX_IDLE = 60.0
-#: young containers (``gc.get_count()[0]``) left since the last collection before the loop
-#: collects the young generations (see ``Session._run_due``); a scheduling point leaves ~400-1,700
+#: young containers (``gc.get_count()[0]``) left since the last promotion before the loop
+#: promotes them (``promote_young``, see ``Session._run_due``); a scheduling point leaves ~400-1,700
 YOUNG_OBJECTS = 10_000
+
+
+#: containers promoted by :func:`promote_young` after which it runs one full collection instead
+#: (the cyclic garbage promoted with the rest, none of the session's own, is found there)
+PROMOTED_PER_FULL_COLLECTION = 2_000_000
+_promoted = [0]  # containers promoted since the last such full collection (process-wide: one GC)
+
+
+def promote_young() -> None:
+    """Move every container the GC tracks into its oldest generation, traversing none (O(1)).
+
+    Why: the loop and the view read run with the automatic GC paused and leave thousands of
+    young containers (a view read ~6-12k: the snapshot's maps, the plans' closures, the memo's
+    fresh entries), nearly all alive until the next read or point, and no reference cycle among
+    them (P7 to t = 3,000 with ``gc.DEBUG_SAVEALL``: no cyclic garbage at all). With the GC back
+    on, the caller's next allocation ran a young collection that traversed them all and freed
+    nothing, and a middle and a full one later traversed them again (P7 to t = 4,800: 0.9-1.5 s
+    of ~15 s CPU in collections). ``gc.freeze()`` then ``gc.unfreeze()`` splices the
+    generations' lists into the oldest one and resets the young count, with no traversal: what
+    is garbage dies by its reference count as before. Cyclic garbage young at that moment
+    (another thread's, the console's widgets) waits instead for a full collection: one runs here
+    every ``PROMOTED_PER_FULL_COLLECTION`` promoted containers, so it stays bounded even when
+    the promotions come so often that the automatic young collections never run. Skipped when
+    something is frozen (``gc.unfreeze`` would thaw it: the live console freezes its synced heap).
+    """
+    if gc.get_freeze_count():
+        return
+    _promoted[0] += gc.get_count()[0]
+    if _promoted[0] >= PROMOTED_PER_FULL_COLLECTION:
+        _promoted[0] = 0
+        gc.collect()
+        return
+    gc.freeze()
+    gc.unfreeze()
 
 
 def default_scheduler() -> ScheduleFn:
@@ -229,7 +265,7 @@ class Session:
             # young collection during a view read traversed the snapshot's fresh copies of the
             # pod and job maps (each entry), and the full cycle's answer was promoted through
             # every generation (P7 to t = 6,000: 1.15 s of 16.6 s CPU in collections during
-            # view reads). The loop's next scheduling point collects the young generations.
+            # view reads). What the read leaves is promoted untraversed (``promote_young``).
             paused = gc.isenabled()
             if paused:
                 gc.disable()
@@ -242,6 +278,7 @@ class Session:
                 self._view_version = self.store.version
             finally:
                 if paused:
+                    promote_young()
                     gc.enable()
 
     # -- the loop --------------------------------------------------------------------------------
@@ -259,7 +296,9 @@ class Session:
         # Collected only once YOUNG_OBJECTS containers were left since the last collection: a
         # collection traverses every young container whole, and each point's snapshot copies
         # (dicts of every pod) die by refcount at the next one, so collecting at every point
-        # paid for traversing them (P7 profile: 0.55 s over 122 points, 1.5 ms each).
+        # paid for traversing them (P7 profile: 0.55 s over 122 points, 1.5 ms each). Since
+        # session 13 what is left is promoted untraversed instead (``promote_young``): the loop
+        # leaves no cyclic garbage, and the young collections found none while they traversed it.
         paused = gc.isenabled()
         if paused:
             gc.disable()
@@ -272,10 +311,11 @@ class Session:
                 self._cycle(tick_at)
                 self._tick += 1
                 if paused and gc.get_count()[0] >= YOUNG_OBJECTS:
-                    gc.collect(1)
+                    promote_young()
             self._apply(self.cluster.advance(target))
         finally:
             if paused:
+                promote_young()
                 gc.enable()
 
     def _cycle(self, at: float) -> None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from hpctop.model.objects import JobKey
-from hpctop.scheduling.placement import NodeFree, Request, choose
+from hpctop.scheduling.placement import NodeFree, Request, choose, plan_hosted
 
 INF = math.inf
 #: distinct future change times examined when searching one job's shadow time (a bf_window of sorts)
@@ -66,7 +66,19 @@ class Reservation:
 class _FirstStep:
     """``Profile.first_step``'s kept state for one node list and request (any member count)."""
 
-    __slots__ = ("charged", "counts", "current", "events", "fit", "hosts", "nodes", "nxt", "seen", "t1")
+    __slots__ = (
+        "charged",
+        "counts",
+        "current",
+        "events",
+        "fit",
+        "hosted",
+        "hosts",
+        "nodes",
+        "nxt",
+        "seen",
+        "t1",
+    )
 
     def __init__(self, nodes: Sequence[str], t1: float, seen: int) -> None:
         self.nodes = nodes
@@ -76,15 +88,30 @@ class _FirstStep:
         #: node -> members it hosts after t1 with no member cap (only > 0): ``hosts(req, UNCAPPED)``
         self.hosts: dict[str, int] = {}
         self.counts: dict[int, int] = {}  # such a host count -> how many nodes have it
+        self.hosted: set[int] = set()  # the positions of the nodes in ``hosts``
         self.current: dict[str, NodeFree] = {}  # node -> its state after t1 (fitting or changed at t1)
         self.events: dict[int, int] = {}  # node position -> its events at t1
         self.nxt: list[tuple[float, int, int] | None] = [None] * len(nodes)  # its next heap entry
         self.charged = 0  # events at t1, charged to the budget by the step
 
+    def room(self, m: int) -> int:
+        """How many members of a gang of ``m`` the nodes host after t1 (the sum of ``hosts(req, m)``)."""
+        return sum(count * (h if h < m else m) for h, count in self.counts.items())
+
     def capped(self, m: int) -> tuple[dict[str, int], int]:
         """Each node's hosts after t1 for a gang of ``m`` (``hosts(req, m)``, only > 0) and their sum."""
-        total = sum(count * (h if h < m else m) for h, count in self.counts.items())
-        return {name: h if h < m else m for name, h in self.hosts.items()}, total
+        return {name: h if h < m else m for name, h in self.hosts.items()}, self.room(m)
+
+    def items(self, m: int) -> list[tuple[int, int, NodeFree]]:
+        """(``hosts(req, m)``, position, state after t1) of the hosting nodes in node order
+        (``placement.plan_hosted``'s input)."""
+        nodes, hosts, current = self.nodes, self.hosts, self.current
+        out: list[tuple[int, int, NodeFree]] = []
+        for k in sorted(self.hosted):
+            name = nodes[k]
+            h = hosts[name]
+            out.append((h if h < m else m, k, current[name]))
+        return out
 
 
 class Profile:
@@ -104,6 +131,10 @@ class Profile:
         self._groups: dict[str, tuple[int, list[tuple[float, int, int]]]] = {}
         self._suffix: dict[str, tuple[int, list[float], list[NodeFree]]] = {}
         self._touched: list[str] = []  # every touch, in order (what cached streams must redo)
+        self._stream_of: dict[str, tuple[int, list[tuple[float, int, int]] | None]] = {}
+        #: per node set asked by ``delayed`` (by id; the set is kept with it): how many of ``made``
+        #: were sorted and, in the order made, those reaching the set with their nodes in it
+        self._made_on: dict[int, tuple[Collection[str], int, list[tuple[Reservation, tuple[str, ...]]]]] = {}
         self._first: dict[tuple[int, int], _FirstStep] = {}
         self._single: dict[str, tuple[int, list[float], dict[int, int]]] = {}
         self._streams: dict[
@@ -123,13 +154,23 @@ class Profile:
         self._touched.append(node)
 
     def _stream(self, node: str) -> list[tuple[float, int, int]] | None:
-        """The node's future change times for a search: (time, releases given back by then, events)."""
+        """The node's future change times for a search: (time, releases given back by then, events).
+
+        Kept per node version (shared, read only): the node lists of a partition's request
+        signatures overlap, and each new list asked for every node's stream again.
+        """
+        version = self._version.get(node, 0)
+        found = self._stream_of.get(node)
+        if found is not None and found[0] == version:
+            return found[1]
+        stream: list[tuple[float, int, int]] | None = None
         if node in self.reservations:
             now = self.now
-            return [(p, 0, 1) for p in self.change_points(node) if p > now] or None
-        if node in self.releases:
-            return self.release_groups(node) or None
-        return None
+            stream = [(p, 0, 1) for p in self.change_points(node) if p > now] or None
+        elif node in self.releases:
+            stream = self.release_groups(node) or None
+        self._stream_of[node] = (version, stream)
+        return stream
 
     def streams(self, nodes: Sequence[str]) -> tuple[list[list[tuple[float, int, int]] | None], list[float]]:
         """Every node's change stream and first time (``INF`` without one), kept per node list.
@@ -261,13 +302,14 @@ class Profile:
             found.seen = len(log)
         found.fit = fit
         now = self.now
-        hosts, counts, current = found.hosts, found.counts, found.current
+        hosts, counts, current, hosted = found.hosts, found.counts, found.current, found.hosted
         events, nxt = found.events, found.nxt
         for k in names:
             name = nodes[k]
             was = hosts.pop(name, 0)
             if was:
                 counts[was] -= 1
+                hosted.discard(k)
             current.pop(name, None)
             found.charged -= events.pop(k, 0)
             stream = streams[k]
@@ -292,6 +334,7 @@ class Profile:
             if h:
                 hosts[name] = h
                 counts[h] = counts.get(h, 0) + 1
+                hosted.add(k)
         return found
 
     def single_fit(self, node: str, shape: int, req: Request) -> tuple[list[float], int]:
@@ -378,15 +421,28 @@ class Profile:
         earliest-made such one (reservations are made in evaluation order, so it is the
         highest-priority job delayed). Not just any reservation on the same nodes: one that
         starts after ``t1``, or sits on a node the job does not need, is not delayed by it.
+
+        The reservations reaching ``nodes`` are kept per node set (``made`` only grows), so a
+        call walks those, not every reservation's every node (2,206 calls at 10k x 50k).
         """
+        made = self.made
+        found = self._made_on.get(id(nodes))
+        if found is None or found[0] is not nodes:
+            found = (nodes, 0, [])
+        if found[1] < len(made):
+            reaching = found[2]
+            for res in made[found[1] :]:
+                mine = tuple(node for node in res.nodes if node in nodes)
+                if mine:
+                    reaching.append((res, mine))
+            found = (nodes, len(made), reaching)
+            self._made_on[id(nodes)] = found
         t0 = self.now
         taken: dict[str, bool] = {}  # node -> whether the reservations there leave the job fewer hosts
-        for res in self.made:  # in the order made: the first hit is the one to name
+        for res, mine in found[2]:  # in the order made: the first hit is the one to name
             if not (res.start < t1 and res.end > t0):
                 continue
-            for node in res.nodes:
-                if node not in nodes:
-                    continue
+            for node in mine:
                 hit = taken.get(node)
                 if hit is None:
                     wanted = self.live[node].hosts(req, m)
@@ -546,16 +602,18 @@ def earliest_start(
     if fitting is not None and min(firsts, default=INF) < until:
         # the first time's step from the kept sums (``Profile.first_step``): same state, same charge
         first = profile.first_step(nodes, streams, firsts, req, fitting)
+        profile.budget -= first.charged
+        steps = 1
+        # the plan from the kept counts (``choose`` of the hosting nodes would count them again);
+        # the heap and the copies a later step needs are made only when this step does not do
+        if first.room(m) >= m:
+            plan = plan_hosted(first.items(m), req, m)
+            if plan is not None:
+                return first.t1, _members(plan, req)
         heap = [e for e in first.nxt if e is not None and e[0] < until]
         heapq.heapify(heap)
         current = dict(first.current)
         hosts, total = first.capped(m)
-        profile.budget -= first.charged
-        steps = 1
-        if total >= m:
-            plan = choose([current[n] for n in nodes if hosts.get(n)], req, m)
-            if plan is not None:
-                return first.t1, _members(plan, req)
     else:
         heap = [(t, k, 0) for k, t in enumerate(firsts) if t < until]
         if not heap:
@@ -633,20 +691,24 @@ def _earliest_single(
     bound = until
     shape = profile.shape(req, 1)
     reservations, releases = profile.reservations, profile.releases
+    # ``single_fit``'s kept answers read in place (the loop visits every node of the partition)
+    versions, kept = profile._version, profile._single
     for name in nodes:
         reserved = name in reservations
         if not reserved:
             mine = releases.get(name)
-            if not mine or mine[0][0] >= bound:
-                continue
-        times, fit = profile.single_fit(name, shape, req)
+            if not mine or mine[0][0] >= bound or profile.budget <= 0:
+                continue  # (an exhausted budget charges nothing and finds nothing: the walk is skipped)
+        found = kept.get(name)
+        if found is not None and found[0] == versions.get(name, 0) and shape in found[2]:
+            times, fit = found[1], found[2][shape]
+        else:
+            times, fit = profile.single_fit(name, shape, req)
         if reserved:
             if fit >= 0 and times[fit] < bound:
                 best, bound = (times[fit], name, fit), times[fit]
             continue
         budget = profile.budget
-        if budget <= 0:
-            continue
         if fit >= 0 and times[fit] < bound and fit + 1 <= budget:
             profile.budget = budget - (fit + 1)
             best, bound = (times[fit], name, fit), times[fit]

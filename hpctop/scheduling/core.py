@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hpctop.model.objects import Job, JobKey, Node, Reason, Toleration
-from hpctop.model.policy import PartitionState, Policy
+from hpctop.model.policy import PartitionState, Policy, PriorityWeights
 from hpctop.model.resources import Resources
 from hpctop.model.states import JobState, ReasonCode
 from hpctop.model.store import Snapshot
@@ -166,6 +166,61 @@ def _add_scaled(acc: tuple[list[int], dict[str, int]], r: Resources, factor: int
     ints[2] += r.gpu * factor
     for key, value in r.extended:
         ext[key] = ext.get(key, 0) + value * factor
+
+
+class _Deferred(PriorityBreakdown):
+    """A job's priority breakdown whose total is known and whose factors are made when read.
+
+    ``priority.breakdown`` of the arguments kept here (nothing of the cycle: a placement's
+    breakdown outlives it in ``priority.FrozenPriorities``). The total is the caller's, summed by
+    ``priority.total_with`` from the same factors in the same order (``priority.total``), and is
+    checked against the breakdown's when the factors are made.
+    """
+
+    __slots__ = ("_args",)
+
+    _args: tuple[Job, float, PriorityWeights, PriorityInputs, float, int, int, int] | None
+
+    def __init__(
+        self,
+        total: int,
+        job: Job,
+        now: float,
+        weights: PriorityWeights,
+        inputs: PriorityInputs,
+        fairshare: float,
+        tier: int,
+        gpus: int,
+        cpus: int,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "_factors", None)
+        _set(self, "_weighted", None)
+        _set(self, "total", total)
+        _set(self, "_args", (job, now, weights, inputs, fairshare, tier, gpus, cpus))
+
+    def _fill(self) -> None:
+        args = self._args
+        assert args is not None
+        job, now, weights, inputs, fairshare, tier, gpus, cpus = args
+        made = breakdown(
+            job,
+            now=now,
+            weights=weights,
+            inputs=inputs,
+            fairshare=fairshare,
+            tier=tier,
+            gpus_in_partitions=gpus,
+            cpus_in_partitions=cpus,
+        )
+        if made.total != self.total:
+            raise AssertionError(
+                f"{job.id}: a deferred priority breakdown of total {self.total} made {made.total}"
+            )
+        _set = object.__setattr__
+        _set(self, "_factors", made.factors)
+        _set(self, "_weighted", made.weighted)
+        _set(self, "_args", None)
 
 
 class _Plans(Mapping[JobKey, JobPlan]):
@@ -992,19 +1047,27 @@ class _Cycle:
         now = self.now
         weights = self.policy.weights
 
-        def prio(job: Job, parts: Sequence[str], at: float | None = None) -> PriorityBreakdown:
+        def prio(
+            job: Job, parts: Sequence[str], total: int | None = None, at: float | None = None
+        ) -> PriorityBreakdown:
+            """The job's breakdown at ``at`` (``now`` when not given), deferred (``_Deferred``):
+            the total is ``total`` (known to the caller) or summed here without the breakdown's
+            dicts (``priority.total_with``), the factors are made when read."""
             tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
             gpu, cpu = union_capacity(parts)
-            return breakdown(
-                job,
-                now=now if at is None else at,
-                weights=weights,
-                inputs=inputs,
-                fairshare=fairshare[path_of[job.key]],
-                tier=tier,
-                gpus_in_partitions=gpu,
-                cpus_in_partitions=cpu,
-            )
+            fs = fairshare[path_of[job.key]]
+            when = now if at is None else at
+            if total is None:
+                terms = static_terms(
+                    job,
+                    weights=weights,
+                    inputs=inputs,
+                    tier=tier,
+                    gpus_in_partitions=gpu,
+                    cpus_in_partitions=cpu,
+                )
+                total = total_with(job, terms, now=when, weights=weights, fairshare=fs)
+            return _Deferred(total, job, when, weights, inputs, fs, tier, gpu, cpu)
 
         # per job, what of its total moves with neither the clock nor its queue's usage (kept in
         # the memo while the job, its eligibility, the weights and the normalisers are the same)
@@ -1094,8 +1157,14 @@ class _Cycle:
             cell = cells[key]
             found = cell[0]
             if found is None:
-                found = cell[0] = prio(jobs_now[key], elig[key].partitions)
+                found = cell[0] = prio(jobs_now[key], elig[key].partitions, totals[key])
             return found
+
+        # running jobs' plans kept between cycles (``memo.RunningPlans``): valid for the same
+        # job object, view, policy and normalisers (``context``) and its queue's fair-share factor
+        kept_running = self.memo.running_plans
+        context = kept_running.context_for(self.view, self.policy, inputs, len(split.active))
+        running_kept = kept_running.entries
 
         def running_plan(job: Job) -> JobPlan:
             """A running job's plan, computed when read: only pending jobs' priorities order anything.
@@ -1104,14 +1173,25 @@ class _Cycle:
             only). The whole priority a job was placed with rides on its ``Placement`` and the
             session keeps it while the job runs (``priority.FrozenPriorities``); this is the
             fallback for a job nobody saw start: the age taken at its start, the rest today's.
+            Its total is summed without the breakdown's dicts (the tables read only the total).
             """
+            key = job.key
+            fs = fairshare[path_of[key]]
+            found = running_kept.get(key)
+            if found is not None and found[0] is job and found[1] is context and found[2] == fs:
+                plan: JobPlan = found[3]
+                return plan
             part = running_partition(job)
-            return JobPlan(
-                job=job.key,
-                priority=prio(job, [part] if part else [], at=job.start_time),
+            start = job.start_time
+            plan = JobPlan(
+                job=key,
+                priority=prio(job, [part] if part else [], at=now if start is None else start),
                 partition=part,
-                eta=job.start_time,
+                eta=start,
             )
+            if start is not None:  # (without a start time the age is taken now: not kept)
+                running_kept[key] = (job, context, fs, plan)
+            return plan
 
         # Slurm's PriorityTier first (priority_multifactor.shtml: jobs are evaluated by
         # "Partition PriorityTier", then "Job priority"): each tier, highest first, is its own
@@ -1210,7 +1290,9 @@ class _Cycle:
                     order.append(key)
                 if self.consider(job, path, elig[key], requests[key], out) and out.placement is not None:
                     # the priority it starts with, which Slurm then stops recalculating (frozen)
-                    at_start = breakdown_of(key) if key in cells else prio(job, elig[key].partitions)
+                    at_start = (
+                        breakdown_of(key) if key in cells else prio(job, elig[key].partitions, totals[key])
+                    )
                     placements.append(replace(out.placement, priority=at_start))
                 if not placements_only:
                     steps.append(_Step(job, len(effects), self.profile.budget, out))

@@ -204,6 +204,7 @@ class Memo:
         #: normalisers are ``priority_terms_stamp``
         self.priority_terms: dict[JobKey, tuple[Job, Any, tuple[float, float, float]]] = {}
         self.priority_terms_stamp: object = None
+        self.running_plans = RunningPlans()
 
     def clear(self) -> None:
         self.view = None
@@ -217,6 +218,7 @@ class Memo:
         self.pass_record = None
         self.priority_terms = {}
         self.priority_terms_stamp = None
+        self.running_plans = RunningPlans()
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -585,6 +587,44 @@ class PendingDerivations:
         elif len(self.entries) > 2 * len(pending) + 64:
             self.entries = {key: value for key, value in self.entries.items() if key in pending}
         self.hits = 0
+
+
+class RunningPlans:
+    """Running jobs' plans (``types.JobPlan``), kept between cycles.
+
+    Why: the console's job list reads every job's plan after each cycle to show its priority
+    total (17k running jobs in P6's cluster), and a running job's plan is a pure function of the
+    job object, the cluster view (its partition, that partition's factor and capacity), the
+    policy (weights, queues), the cycle's priority normalisers (``context``) and its queue's
+    fair-share factor; the clock does not enter it when the job has a start time (its age is
+    taken at its start; a job without one is not kept). An entry is used only when the job is
+    the same object, the context is this cycle's (identity: ``context_for`` hands out the kept
+    tuple while the inputs are the same) and the factor is equal. Plans are read after the
+    cycle, possibly while another one runs on this memo: an entry written by a reader of an
+    older cycle carries that cycle's context and factor, so it is used only where it is right.
+    """
+
+    __slots__ = ("context", "entries")
+
+    def __init__(self) -> None:
+        self.context: tuple[object, ...] | None = None
+        #: job key -> (job, context, fair-share factor, plan)
+        self.entries: dict[JobKey, tuple[Job, object, float, Any]] = {}
+
+    def context_for(self, view: ClusterView, policy: Policy, inputs: object, active: int) -> object:
+        """This cycle's context: the kept one when view, policy and normalisers are the same."""
+        kept = self.context
+        if (
+            kept is None
+            or kept[0] is not view
+            or (kept[1] is not policy and kept[1] != policy)
+            or kept[2] != inputs
+        ):
+            kept = self.context = (view, policy, inputs)
+            self.entries = {}
+        elif len(self.entries) > 2 * active + 64:
+            self.entries = {}
+        return kept
 
 
 #: the memo ``schedule`` uses by default (one cycle at a time; see ``Memo``)

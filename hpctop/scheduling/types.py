@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 
 from hpctop.model.objects import JobKey, PodKey, Reason
 from hpctop.model.policy import PartitionState, QueueState
-from hpctop.model.resources import Resources
+from hpctop.model.resources import Resources, fast_frozen_init
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +50,76 @@ class QueueStatus:
         return not self.children
 
 
-@dataclass(frozen=True, slots=True)
 class PriorityBreakdown:
-    """Like ``sprio``: normalised factors in [0, 1], each times its weight, and the total."""
+    """Like ``sprio``: normalised factors in [0, 1], each times its weight, and the total.
 
-    factors: Mapping[str, float]
-    weighted: Mapping[str, float]
+    Immutable, compared and printed by its three values like a frozen dataclass. Why not one:
+    the core gives every job's plan a breakdown, but the tables read only ``total`` (the job
+    list, at 17k running and 13k pending jobs in P6's cluster), and the factors' two dicts per
+    job were most of the cost of reading the plans, with the collections their survivors set
+    off. So a subclass may know its total and make the factors when first read (``_fill``: the
+    core's deferred breakdown, ``core._Deferred``).
+    """
+
+    __slots__ = ("_factors", "_weighted", "total")
+
     total: int
+    _factors: Mapping[str, float] | None
+    _weighted: Mapping[str, float] | None
+
+    def __init__(self, factors: Mapping[str, float], weighted: Mapping[str, float], total: int) -> None:
+        _set(self, "_factors", factors)
+        _set(self, "_weighted", weighted)
+        _set(self, "total", total)
+
+    def _fill(self) -> None:
+        """Set ``_factors`` and ``_weighted`` (a deferred breakdown; this one has them)."""
+        raise AssertionError("a priority breakdown without factors")
+
+    @property
+    def factors(self) -> Mapping[str, float]:
+        found = self._factors
+        if found is None:
+            self._fill()
+            found = self._factors
+            assert found is not None
+        return found
+
+    @property
+    def weighted(self) -> Mapping[str, float]:
+        found = self._weighted
+        if found is None:
+            self._fill()
+            found = self._weighted
+            assert found is not None
+        return found
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PriorityBreakdown):
+            return NotImplemented
+        return (self.factors, self.weighted, self.total) == (other.factors, other.weighted, other.total)
+
+    __hash__ = None  # type: ignore[assignment]  # (a frozen dataclass of dicts cannot be hashed either)
+
+    def __repr__(self) -> str:
+        return (
+            f"PriorityBreakdown(factors={self.factors!r}, weighted={self.weighted!r}, total={self.total!r})"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (PriorityBreakdown, (self.factors, self.weighted, self.total))
 
 
+_set = object.__setattr__
+
+
+@fast_frozen_init  # one per pod placed, every cycle (see fast_frozen_init)
 @dataclass(frozen=True, slots=True)
 class PodAssignment:
     pod: PodKey
@@ -66,6 +127,7 @@ class PodAssignment:
     gpu_indices: tuple[int, ...] = ()
 
 
+@fast_frozen_init  # one per job placed, every cycle (see fast_frozen_init)
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Where all pending members of a job go now (all of them, or the job is not placed)."""
@@ -79,6 +141,7 @@ class Placement:
     priority: PriorityBreakdown | None = None
 
 
+@fast_frozen_init  # one per job whose plan is read (all of them, by the job list)
 @dataclass(frozen=True, slots=True)
 class JobPlan:
     """The core's view of one job: priority, position, reason, ETA and placement."""

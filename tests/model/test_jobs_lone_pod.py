@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from hpctop.model.decode import decode_object
 from hpctop.model.jobs import _derive_general, _derive_lone_pod, derive_job, job_key_for_pod
-from hpctop.model.objects import Condition, Pod
+from hpctop.model.objects import BACKFILLED_ANNOTATION, Condition, Pod
 from tests.model_fixtures import pod
 
 TIMES = st.one_of(st.none(), st.floats(1.0e9, 1.0e9 + 1e5))
@@ -116,3 +116,16 @@ def test_derive_job_takes_the_short_path_only_for_a_lone_bare_pod() -> None:
     placeholder = base_pod(annotations={"yunikorn.apache.org/placeholder": "true"})
     # a placeholder is not a member: the general path (no members, one placeholder) decides
     assert derive_job(key, [placeholder], None) == _derive_general(key, [placeholder], None, None)
+
+
+def test_one_per_node_and_backfilled_are_the_general_rows() -> None:
+    """Two fields the lone-pod row used to leave at their defaults (found in session 13)."""
+    base = decode_object("Pod", orjson.dumps(pod("p", node="n1", phase="Running", gpus=1)))
+    assert isinstance(base, Pod)
+    spread = replace(base, one_per_node=True)
+    backfilled = replace(base, annotations={**base.annotations, BACKFILLED_ANNOTATION: "true"})
+    for p in (spread, backfilled):
+        key = job_key_for_pod(p)
+        assert _derive_lone_pod(key, p) == _derive_general(key, [p], None, None)
+    assert _derive_lone_pod(job_key_for_pod(spread), spread).one_per_node
+    assert _derive_lone_pod(job_key_for_pod(backfilled), backfilled).backfilled

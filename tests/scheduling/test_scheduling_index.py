@@ -19,7 +19,7 @@ import hpctop.scheduling.core as core
 from bench.p6_core import NOW, cluster, policy
 from hpctop.scheduling.backfill import MAX_SHADOW_STEPS, Profile, earliest_start
 from hpctop.scheduling.memo import Memo
-from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
+from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted, plan_hosted
 from hpctop.scheduling.types import ScheduleResult
 
 INF = math.inf
@@ -179,6 +179,9 @@ def test_gang_scan_matches_the_plain_scan(seed: int) -> None:
         want_plan, want_cap = choose_counted_ref(nodes, req, m)
         assert _plan_names(got_plan) == _plan_names(want_plan)
         assert got_cap == want_cap
+        if m > 1:  # the plan from counts a search already holds is the scan's plan
+            items = [(nf.hosts(req, m), i, nf) for i, nf in enumerate(nodes) if nf.hosts(req, m)]
+            assert _plan_names(plan_hosted(items, req, m)) == _plan_names(want_plan)
 
 
 def _count_whole(nf: NodeFree) -> int:

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import pytest
 
-from hpctop.model.objects import Job
+from hpctop.model.objects import Job, JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
@@ -35,7 +35,7 @@ from hpctop.runtime.session import Session
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.positions import estimated_positions
 from hpctop.scheduling.priority import FrozenPriorities, age_factor
-from hpctop.scheduling.types import Placement, ScheduleResult
+from hpctop.scheduling.types import Placement, PriorityBreakdown, ScheduleResult
 from hpctop.sources.scenario import parse_scenario
 from hpctop.sources.simulator import SimulatedCluster
 from tests.scheduling_helpers import job, node, running, snapshot
@@ -164,3 +164,50 @@ def test_a_held_job_has_no_estimated_position() -> None:
 def _kueue_less(base: Job) -> Job:
     """The job as the coscheduling layer owns it (a layer positions.py ranks without objects)."""
     return replace(base, scheduler_name="scheduler-plugins-scheduler", backends=("coscheduling",))
+
+
+def test_frozen_priorities_forget_exactly_the_jobs_a_full_check_would() -> None:
+    # over random starts, failed binds, ends, requeues, disappearances, re-added and untouched
+    # jobs, ``apply`` keeps exactly the jobs still active in the map it is given (a guard for any
+    # shortcut in its pruning: one that looked only at the jobs whose object changed, tried in
+    # session 13, failed this on failed binds and on jobs gone before any apply saw them)
+    import random
+
+    rng = random.Random(7)
+    empty = schedule(snapshot([node("n1")], [], []), Policy(), T0)
+    frozen = FrozenPriorities()
+    reference: dict[JobKey, PriorityBreakdown] = {}
+    jobs: dict[JobKey, Job] = {}
+    made = [job(f"j{i}", gpu=1000, submit=0.0) for i in range(40)]
+    breakdown = schedule(snapshot([node("n1")], [made[0]], []), Policy(), T0).placements[0].priority
+    assert breakdown is not None
+    for _ in range(300):
+        for _ in range(rng.randrange(4)):
+            j = rng.choice(made)
+            active = replace(j, state=JobState.RUNNING)
+            jobs[j.key] = active  # a new object, as the store makes on every change
+            frozen.started([Placement(job=j.key, assignments=(), priority=breakdown)])
+            reference[j.key] = breakdown
+        for key in rng.sample(sorted(jobs, key=str), k=min(len(jobs), rng.randrange(3))):
+            roll = rng.random()
+            if roll < 0.3:
+                del jobs[key]  # ended and gone from the snapshot
+            elif roll < 0.6:
+                jobs[key] = replace(jobs[key], state=JobState.PENDING)  # requeued
+            else:
+                jobs[key] = replace(jobs[key])  # changed, still as it was
+        if jobs and rng.random() < 0.2:
+            # placed, but the bind failed: the job's object did not change (pending or not)
+            key = rng.choice(sorted(jobs, key=str))
+            frozen.started([Placement(job=key, assignments=(), priority=breakdown)])
+            reference[key] = breakdown
+        if rng.random() < 0.1:
+            # placed and gone before any apply saw it (None in the snapshot from the start)
+            ghost = job(f"ghost{rng.randrange(10**6)}", gpu=1000, submit=0.0)
+            frozen.started([Placement(job=ghost.key, assignments=(), priority=breakdown)])
+            reference[ghost.key] = breakdown
+        frozen.apply(empty, jobs)
+        for key in [k for k in reference if (now := jobs.get(k)) is None or not now.state.is_active]:
+            del reference[key]
+        assert len(frozen) == len(reference)
+        assert set(frozen._at_start) == set(reference)  # the same jobs, not only as many

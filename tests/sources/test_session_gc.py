@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from hpctop.model.store import Snapshot
+from hpctop.runtime import session as session_module
 from hpctop.runtime.session import Session
 from hpctop.sources.scenario import parse_scenario
 from hpctop.sources.simulator import SimulatedCluster
@@ -82,3 +83,75 @@ def test_a_dropped_session_is_freed_with_all_it_held(gc_on: None) -> None:
     gc.collect()
     assert dropped() is None
     assert store() is None
+
+
+class _Cycle:
+    """A container in a reference cycle with itself (only the cyclic GC frees it)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_view_read_leaves_no_young_containers_and_nothing_frozen(gc_on: None) -> None:
+    # what a read leaves is promoted untraversed: no young collection is due after it, and the
+    # promotion (gc.freeze then gc.unfreeze) leaves nothing in the permanent generation
+    session = Session(SimulatedCluster(parse_scenario(BASE + JOBS), seed=3))
+    session.step(120)
+    gc.disable()  # so that no automatic collection runs between the read and the count
+    try:
+        session._view_stale = True
+        gc.enable()
+        session.refresh()
+        young = gc.get_count()[0]
+    finally:
+        gc.enable()
+    assert young < 50  # a young collection would otherwise traverse the answer (thousands)
+    assert gc.get_freeze_count() == 0
+
+
+def test_promotion_keeps_what_someone_else_froze(gc_on: None) -> None:
+    # a frozen object is never collected; had a promotion thawed it (gc.unfreeze), the full
+    # collections below would free this garbage cycle
+    session = Session(SimulatedCluster(parse_scenario(BASE + JOBS), seed=3))
+    cycle = _Cycle()
+    frozen_garbage = weakref.ref(cycle)
+    gc.freeze()
+    try:
+        del cycle
+        session.step(60)
+        _ = session.result
+        gc.collect()
+        assert frozen_garbage() is not None
+    finally:
+        gc.unfreeze()
+    gc.collect()
+    assert frozen_garbage() is None
+
+
+def test_promoted_cyclic_garbage_is_freed_by_the_budgeted_full_collection(
+    gc_on: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # cyclic garbage young when a promotion runs (another thread's) waits for a full collection;
+    # one runs every PROMOTED_PER_FULL_COLLECTION promoted containers, so it cannot pile up
+    monkeypatch.setattr(session_module, "PROMOTED_PER_FULL_COLLECTION", 10)
+    monkeypatch.setattr(session_module, "_promoted", [0])
+    gc.collect()
+    gc.disable()
+    try:
+        garbage = weakref.ref(_Cycle())
+        gc.collect(0)  # young: a young collection frees it
+        assert garbage() is None
+        garbage = weakref.ref(_Cycle())
+        filler = [[index] for index in range(20)]  # the count passes the budget (10)
+        session_module.promote_young()
+        assert garbage() is None  # the budget ran a full collection
+        monkeypatch.setattr(session_module, "PROMOTED_PER_FULL_COLLECTION", 10**9)
+        garbage = weakref.ref(_Cycle())
+        session_module.promote_young()
+        gc.collect(1)
+        assert garbage() is not None  # promoted: the young collections no longer reach it
+        gc.collect()
+        assert garbage() is None  # and a full one does
+    finally:
+        gc.enable()
+    del filler

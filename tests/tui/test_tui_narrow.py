@@ -93,3 +93,17 @@ def test_a_request_body_stays_under_its_request() -> None:
     request_line = next(line for line in lines if line.lstrip().startswith("DELETE"))
     assert request_line.startswith("      DELETE"), lines
     assert body == "        " + body_json, lines  # under its request, whole
+
+
+def test_time_axes_tick_at_round_minutes() -> None:
+    """A chart's minutes axis ticked where plotext split the span evenly ("0.0 1.0 1.9 2.9 3.9")."""
+    from hpctop.tui.widgets.charts import nice_ticks, tick_labels
+
+    assert tick_labels(nice_ticks(0.0, 3.9)) == ["0", "1", "2", "3"]
+    assert tick_labels(nice_ticks(2.0, 3.87)) == ["2.0", "2.5", "3.0", "3.5"]
+    assert tick_labels(nice_ticks(0.0, 0.15)) == ["0.00", "0.05", "0.10", "0.15"]
+    assert nice_ticks(0.0, 47.0) == [0, 10, 20, 30, 40]
+    assert nice_ticks(5.0, 5.0) == [5.0]
+    for low, high in ((0.0, 3.9), (2.0, 3.87), (0.013, 0.9), (100.0, 7000.0)):
+        ticks = nice_ticks(low, high)
+        assert 2 <= len(ticks) <= 5 and low <= ticks[0] and ticks[-1] <= high, (low, high, ticks)

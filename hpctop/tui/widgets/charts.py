@@ -18,6 +18,7 @@ sanitised, and drawn as plain text (plotext's characters, Rich ``Text`` for the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from itertools import pairwise
 
@@ -64,12 +65,31 @@ def tick_labels(ticks: list[float]) -> list[str]:
     """Axis labels with whole numbers from 3 up, else one decimal, and more decimals (up to 3)
     where that keeps distinct ticks distinct: a wait axis of 0.15 minutes reads
     "0.00 0.07 0.15", not "0.0 0.1 0.1"."""
-    fewest = 0 if max(ticks, default=0.0) >= 3 else 1
+    whole = all(t == int(t) for t in ticks)  # round ticks (nice_ticks): "0 1 2", not "0.0 1.0 2.0"
+    fewest = 0 if whole or max(ticks, default=0.0) >= 3 else 1
     for decimals in range(fewest, 4):
         labels = [f"{t:.{decimals}f}" for t in ticks]
         if len(set(labels)) == len(set(ticks)):
             return labels
     return labels
+
+
+def nice_ticks(low: float, high: float, most: int = 5) -> list[float]:
+    """Round axis ticks in [``low``, ``high``]: multiples of 1, 2 or 5 times a power of ten, at most
+    ``most`` of them. plotext's own split the span evenly, so a 3.9-minute axis read
+    "0.0 1.0 1.9 2.9 3.9"; this one reads "0 1 2 3"."""
+    span = high - low
+    if span <= 0:
+        return [low]
+    step = 10 ** math.floor(math.log10(span)) / 10  # from small steps up: the most ticks that fit
+    while True:
+        for factor in (1, 2, 5):
+            size = step * factor
+            first = math.ceil(low / size - 1e-9)
+            last = math.floor(high / size + 1e-9)
+            if last - first + 1 <= most:
+                return [round(k * size, 10) for k in range(first, last + 1)]
+        step *= 10
 
 
 #: each chart's title where the plot is too narrow for the whole one (plotext leaves a title out
@@ -160,6 +180,9 @@ class ChartsPane(Horizontal):
                     plt.plot(rel(times), series[label], color=colours[i % len(colours)])
                 top = max((max(v) for v in series.values() if v), default=0.0)
                 plt.ylim(0, max(top * 1.05, 1.0))
+                xs = rel(times)
+                ticks = nice_ticks(xs[0], xs[-1])
+                plt.xticks(ticks, tick_labels(ticks))
             plt.xlabel("minutes")
             self._legend(name, labels, colours)
             plot.refresh()
