@@ -411,8 +411,8 @@ def order_key(order: int | None, category: str, prio: int) -> int:
     One int, ordered as the pair (group, place) would be: group 0 the waiting jobs by their order
     number, then group 1-4 by ``-prio``. An int because the jobs pane sorts 100k rows by it on
     every first paint, and ``sorted`` compares ints ~4x faster than pairs (at 100k rows of bench
-    P5: 183 vs 49 ms CPU, one process, /tmp/p5ab.py in bench/README.md session 13). Priorities beyond 64 bits are clamped (none is: Kubernetes' are int32,
-    Slurm's uint32), order numbers are non-negative counts.
+    P5: 183 vs 49 ms CPU in one process, bench/README.md session 13). Priorities beyond 64 bits
+    are clamped (none is: Kubernetes' are int32, Slurm's uint32); order numbers are counts.
     """
     if order is not None:
         return order
