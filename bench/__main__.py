@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 import traceback
@@ -26,6 +27,7 @@ from bench import (
     shell,
 )
 from bench.common import Verdict
+from hpctop.runtime import heap
 
 #: arguments of each benchmark's ``run`` per size
 SIZES: dict[str, dict[str, tuple[float, ...]]] = {
@@ -92,11 +94,21 @@ quit_latency.register(SIZES, RUNS, NAMES)  # Q1: quit latency, issue 15
 def run_one(goal: str, size: str) -> Verdict:
     """Run one benchmark; an exception becomes a line that says why it could not run."""
     args = [int(a) if float(a).is_integer() else a for a in SIZES[size][goal]]
+    threshold = gc.get_threshold()
     try:
         return RUNS[goal](*args)
     except Exception as exc:  # a benchmark that cannot run says why on its line
         traceback.print_exc(file=sys.stderr)
         return Verdict.cannot_run(NAMES[goal], f"{type(exc).__name__}: {exc}"[:200])
+    finally:
+        # each line starts with the GC as a fresh process has it: a console built by one (P5's,
+        # K1's ``live_session``) freezes the heap with its store and raises the young threshold
+        # for good, and the next line would run on that heap (session 13's full bench: P7 at
+        # 62x, every view read walking ~10 M frozen objects in ``gc.get_freeze_count``)
+        heap.unfreeze()
+        gc.set_threshold(*threshold)
+        gc.enable()
+        gc.collect()
 
 
 def main(argv: list[str] | None = None) -> int:

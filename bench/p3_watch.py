@@ -42,6 +42,7 @@ from bench.common import Verdict, ratio
 from bench.live_app import Feeder, live_session, populate
 from bench.payloads import pod_updates
 from hpctop.model.store import Store
+from hpctop.runtime import heap
 from hpctop.runtime.live_console import settle_heap
 from hpctop.tui.app import make_app
 from hpctop.tui.widgets.jobs import JobsTable
@@ -80,7 +81,7 @@ def console_gc() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.unfreeze()
+        heap.unfreeze()  # recorded: settle_heap's freeze is (hpctop.runtime.heap)
         gc.set_threshold(*threshold)
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from hpctop.runtime import heap
+
 _made: list[str] = []
 
 
@@ -53,5 +55,5 @@ def gc_as_found() -> Iterator[None]:
     frozen_before = gc.get_freeze_count()
     yield
     if frozen_before == 0 and gc.get_freeze_count():
-        gc.unfreeze()
+        heap.unfreeze()
     gc.set_threshold(*threshold)

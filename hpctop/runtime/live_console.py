@@ -136,6 +136,7 @@ from hpctop.model.objects import ClusterQueue, JobKey
 from hpctop.model.policy import Policy
 from hpctop.model.resources import Resources
 from hpctop.model.store import Snapshot, Store
+from hpctop.runtime import heap
 from hpctop.scheduling.inputs import same_inputs
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.kube.connection import Connection, load_connection
@@ -1039,7 +1040,7 @@ def settle_heap() -> None:
     against 146 / 42 ms at 10,000 (bench/README.md, session 13, live).
     """
     gc.collect()
-    gc.freeze()
+    heap.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(WATCH_GC_THRESHOLD, middle, old)
 
@@ -1065,7 +1066,7 @@ class HeapFreeze:
     def release(self) -> None:
         self.holders -= 1
         if self.holders == 0:
-            gc.unfreeze()
+            heap.unfreeze()
             if self._threshold is not None:
                 gc.set_threshold(*self._threshold)
 

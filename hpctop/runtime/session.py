@@ -48,6 +48,7 @@ from hpctop.actions.simulator import SimulatorActuator
 from hpctop.model.objects import JobKey, PodKey
 from hpctop.model.policy import Policy
 from hpctop.model.store import Snapshot, Store
+from hpctop.runtime import heap
 from hpctop.scheduling.priority import FrozenPriorities
 from hpctop.scheduling.types import ScheduleResult
 from hpctop.sources.scenario import Scenario, load_scenario
@@ -90,7 +91,7 @@ def promote_young() -> None:
     the promotions come so often that the automatic young collections never run. Skipped when
     something is frozen (``gc.unfreeze`` would thaw it: the live console freezes its synced heap).
     """
-    if gc.get_freeze_count():
+    if heap.frozen():  # not gc.get_freeze_count(): it walks every frozen object (hpctop.runtime.heap)
         return
     _promoted[0] += gc.get_count()[0]
     if _promoted[0] >= PROMOTED_PER_FULL_COLLECTION:
