@@ -28,7 +28,7 @@ def test_promotion_under_a_recorded_freeze_does_not_walk_the_frozen_heap(
     def walk() -> int:
         raise AssertionError("gc.get_freeze_count() walked the frozen heap")
 
-    monkeypatch.setattr(session.gc, "get_freeze_count", walk)
+    monkeypatch.setattr(gc, "get_freeze_count", walk)  # the module session.py calls it on
     assert heap.frozen()
     session.promote_young()  # skipped in O(1): the record says frozen
 
