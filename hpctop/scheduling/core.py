@@ -881,78 +881,76 @@ class _Cycle:
 
     # -- the cycle -----------------------------------------------------------------------------
 
-    def _roll_up(
-        self, active: list[Job], pending: list[Job], path_of: dict[JobKey, str], *, with_demand: bool = True
-    ) -> None:
+    def _roll_up(self, active: list[Job], *, with_demand: bool = True) -> dict[str | None, str]:
         """Queue usage, pending demand and job counts, and the releases of running pods.
 
-        Summed per leaf queue in plain ints and added to the tree once per queue: the profile
-        showed ``Resources`` additions per running job and ancestor (~3,300 jobs on the demo)
-        as a fixed cost of every cycle. Integer sums in any order give the same totals.
+        The per-queue sums are kept in the memo by queue name and patched from the jobs that
+        changed (``memo.JobSplit``: integer sums, exact in any order), as are the members no
+        node holds (``memo.UnheldMembers``); here the few names are resolved to paths and each
+        path's sums added to the tree once. Returns each queue name's path (every pending and
+        running job's queue is among them).
         """
         tree = self.tree
-        resolved: dict[str | None, str] = {}
+        split = self.memo.jobs
+        resolve = tree.resolve
+        resolved: dict[str | None, str] = {name: resolve(name) for name in split.used}
         used: dict[str, tuple[list[int], dict[str, int]]] = {}
-        counts: dict[str, int] = {}
-        if not with_demand:
-            # placements only: each queue's running usage is kept in the memo (``JobSplit``)
-            for queue, (q_ints, q_ext) in self.memo.jobs.used.items():
-                path = resolved.get(queue)
-                if path is None:
-                    path = resolved[queue] = tree.resolve(queue)
-                acc = used.get(path)
-                if acc is None:
-                    acc = used[path] = ([0, 0, 0], {})
-                ints, ext = acc
-                ints[0] += q_ints[0]
-                ints[1] += q_ints[1]
-                ints[2] += q_ints[2]
-                for key, value in q_ext.items():
-                    ext[key] = ext.get(key, 0) + value
-        for job in active if with_demand else ():
-            path = resolved.get(job.queue)
-            if path is None:
-                path = resolved[job.queue] = tree.resolve(job.queue)
-            if with_demand:  # a running job's path is for its plan (the view)
-                path_of[job.key] = path
+        for queue, (q_ints, q_ext) in split.used.items():
+            path = resolved[queue]
             acc = used.get(path)
             if acc is None:
                 acc = used[path] = ([0, 0, 0], {})
-            _add_scaled(acc, job.per_member, job.members - len(job.pending_pods))
-            if with_demand:  # job counts are for the queue status (the view)
-                counts[path] = counts.get(path, 0) + 1
-                self._count_unheld(job, path)
+            ints, ext = acc
+            ints[0] += q_ints[0]
+            ints[1] += q_ints[1]
+            ints[2] += q_ints[2]
+            for key, value in q_ext.items():
+                ext[key] = ext.get(key, 0) + value
+        for name in split.demand:
+            if name not in resolved:
+                resolved[name] = resolve(name)
+        if with_demand:  # (placements only leaves the change logs for the next full cycle)
+            changes = split.take_active_changes()
+            kept = self.memo.kept_free
+            unheld = self.memo.unheld.update(
+                split.active, changes, kept, self.memo.take_charged(), self.charges, self.over
+            )
+            for key, count in unheld.items():
+                job = split.active[key]
+                path = resolved[job.queue]
+                acc = self.unheld.get(path)
+                if acc is None:
+                    acc = self.unheld[path] = ([0, 0, 0], {})
+                _add_scaled(acc, job.per_member, count)
         self._add_running_releases(active)
         for path, (ints, ext) in used.items():
             tree.add_used(path, to_resources(ints, ext))
-        for path, count in counts.items():
-            for p in tree.ancestors(path):
+        if not with_demand:  # placements only: job counts and pending totals are for the view
+            return resolved
+        for queue, count in split.running.items():
+            for p in tree.ancestors(resolved[queue]):
                 tree.nodes[p].running_jobs += count
-        if not with_demand:  # placements only: the queues' pending totals are for the view
-            for job in pending:
-                path = resolved.get(job.queue)
-                if path is None:
-                    path = resolved[job.queue] = tree.resolve(job.queue)
-                path_of[job.key] = path
-            return
         demand: dict[str, tuple[list[int], dict[str, int]]] = {}
-        counts = {}
-        for job in pending:
-            path = resolved.get(job.queue)
-            if path is None:
-                path = resolved[job.queue] = tree.resolve(job.queue)
-            path_of[job.key] = path
+        counts: dict[str, int] = {}
+        for queue, (q_ints, q_ext) in split.demand.items():
+            path = resolved[queue]
             acc = demand.get(path)
             if acc is None:
                 acc = demand[path] = ([0, 0, 0], {})
-            _add_scaled(acc, job.per_member, len(job.pending_pods))
-            counts[path] = counts.get(path, 0) + 1
+            ints, ext = acc
+            ints[0] += q_ints[0]
+            ints[1] += q_ints[1]
+            ints[2] += q_ints[2]
+            for key, value in q_ext.items():
+                ext[key] = ext.get(key, 0) + value
+            counts[path] = counts.get(path, 0) + split.waiting[queue]
         for path, (ints, ext) in demand.items():
             amount = to_resources(ints, ext)
             for p in tree.ancestors(path):
                 node = tree.nodes[p]
                 node.pending = node.pending + amount
                 node.pending_jobs += counts[path]
+        return resolved
 
     def _add_running_releases(self, active: list[Job]) -> None:
         """The releases of the running pods into the profile, patched from the last cycle's
@@ -975,28 +973,12 @@ class _Cycle:
             profile.releases[node] = timed  # what add_releases would set: sorted by release time
             profile.touch(node)
 
-    def _count_unheld(self, job: Job, path: str) -> None:
-        """Members counted as running that no node in the view holds (bound to a node outside the
-        node list, beyond their node's allocatable, or gone): shown apart from a queue's used."""
-        running = job.members - len(job.pending_pods)
-        if running <= 0:
-            return
-        charges, over = self.charges, self.over
-        held = sum(map(charges.__contains__, job.pods))  # (in C: this runs for every running job)
-        if over and held:
-            held -= sum(1 for key in job.pods if key in over and key in charges)
-        if held < running:
-            acc = self.unheld.get(path)
-            if acc is None:
-                acc = self.unheld[path] = ([0, 0, 0], {})
-            _add_scaled(acc, job.per_member, running - held)
-
     def _held_status(self, status: dict[str, QueueStatus]) -> dict[str, QueueStatus]:
         """The queue status with ``used`` as held on the view's nodes (never above the cluster).
 
         The scheduling usage (fair share, quotas) keeps every running member, wherever it is
         bound, as the schedulers count it; only the ``used`` a pane draws against the cluster's
-        capacity leaves out what ``_count_unheld`` found (issue 16: 20,032 of 20,000 GPUs used).
+        capacity leaves out what ``memo.UnheldMembers`` counted (issue 16: 20,032 of 20,000 GPUs used).
         """
         if not self.unheld:
             return status
@@ -1024,9 +1006,9 @@ class _Cycle:
         highest = split.max_priority_value()
         if highest is not None and highest > max_qos:
             max_qos = highest
-        path_of: dict[JobKey, str] = {}
         placements_only = self.placements_only
-        self._roll_up(active, pending, path_of, with_demand=not placements_only)
+        # queue name -> path: every pending and running job's queue (``_roll_up``)
+        path_of = self._roll_up(active, with_demand=not placements_only)
         usage = {} if placements_only else {path: node.used for path, node in self.tree.nodes.items()}
         self.tree.compute_normalized_shares(self.cluster)
         queue_status = {} if placements_only else self._held_status(self.tree.status(self.cluster))
@@ -1055,7 +1037,7 @@ class _Cycle:
             dicts (``priority.total_with``), the factors are made when read."""
             tier = max((part_by_name[p].spec.job_factor for p in parts), default=0)
             gpu, cpu = union_capacity(parts)
-            fs = fairshare[path_of[job.key]]
+            fs = fairshare[path_of[job.queue]]
             when = now if at is None else at
             if total is None:
                 terms = static_terms(
@@ -1093,7 +1075,7 @@ class _Cycle:
                     cpus_in_partitions=cpu,
                 )
                 terms_kept[job.key] = (job, e, terms)
-            return total_with(job, terms, now=now, weights=weights, fairshare=fairshare[path_of[job.key]])
+            return total_with(job, terms, now=now, weights=weights, fairshare=fairshare[path_of[job.queue]])
 
         elig: dict[JobKey, Eligibility] = {}
         #: per pending job, its breakdown once made (``breakdown_of``): shared with the memo's entry
@@ -1113,7 +1095,7 @@ class _Cycle:
                 if req is None:
                     req = request_of[shape] = Request.of(job.per_member, 1 if job.one_per_node else 0)
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
-                if self.settled(job, path_of[job.key], e, req, None):
+                if self.settled(job, path_of[job.queue], e, req, None):
                     continue
                 requests[job.key], elig[job.key] = req, e
                 totals[job.key] = prio_total(job, e)
@@ -1139,7 +1121,7 @@ class _Cycle:
                     req = Request.of(job.per_member, 1 if job.one_per_node else 0)
                     prev = None
                 e = self.eligibility(job, req, max(len(job.pending_pods), 1))
-                fs = fairshare[path_of[key]]
+                fs = fairshare[path_of[job.queue]]
                 if prev is not None and prev[2] is e and prev[3] == fs:
                     t, cell = prev[4], prev[5]
                     hits += 1
@@ -1176,7 +1158,7 @@ class _Cycle:
             Its total is summed without the breakdown's dicts (the tables read only the total).
             """
             key = job.key
-            fs = fairshare[path_of[key]]
+            fs = fairshare[path_of[job.queue]]
             found = running_kept.get(key)
             if found is not None and found[0] is job and found[1] is context and found[2] == fs:
                 plan: JobPlan = found[3]
@@ -1201,7 +1183,7 @@ class _Cycle:
         for job in pending:
             entry = (-totals[job.key], job.submit_time, job.name, job.key)
             tier_queues = by_tier.setdefault(tier_of(elig[job.key]), {})
-            tier_queues.setdefault(path_of[job.key], []).append(entry)
+            tier_queues.setdefault(path_of[job.queue], []).append(entry)
 
         outcomes: dict[JobKey, Outcome] = {}
         order: list[JobKey] = []
