@@ -28,10 +28,11 @@ from hpctop.scheduling.memo import IntSum, JobSplit, Memo, UnheldMembers, add_sc
 from hpctop.scheduling.partitions import to_resources
 from tests.scheduling.test_scheduling_rollups import _change_jobs, _change_pods
 
+Sums = dict[str | None, Resources]
+Counts = dict[str | None, int]
 
-def _sums_from_scratch(
-    jobs: dict[JobKey, Job],
-) -> tuple[dict[str | None, Resources], dict[str | None, int], dict[str | None, Resources], dict[str | None, int]]:
+
+def _sums_from_scratch(jobs: dict[JobKey, Job]) -> tuple[Sums, Counts, Sums, Counts]:
     """Running usage and count, pending demand and count per queue name, summed over every job."""
     used: dict[str | None, IntSum] = {}
     running: dict[str | None, int] = {}
@@ -80,9 +81,7 @@ def test_kept_queue_sums_equal_the_sums_over_every_job(seed: int) -> None:
 
 
 def _snapshot(base: Snapshot, step: int, pods: dict[PodKey, Pod], jobs: dict[JobKey, Job]) -> Snapshot:
-    return replace(
-        base, version=step, pods=MappingProxyType(dict(pods)), jobs=MappingProxyType(dict(jobs))
-    )
+    return replace(base, version=step, pods=MappingProxyType(dict(pods)), jobs=MappingProxyType(dict(jobs)))
 
 
 def _unheld_from_scratch(memo: Memo, jobs: dict[JobKey, Job]) -> dict[JobKey, int]:
