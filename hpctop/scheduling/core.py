@@ -915,13 +915,13 @@ class _Cycle:
             unheld = self.memo.unheld.update(
                 split.active, changes, kept, self.memo.take_charged(), self.charges, self.over
             )
-            for key, count in unheld.items():
-                job = split.active[key]
-                path = resolved[job.queue]
+            for job_key, count in unheld.items():
+                short = split.active[job_key]
+                path = resolved[short.queue]
                 acc = self.unheld.get(path)
                 if acc is None:
                     acc = self.unheld[path] = ([0, 0, 0], {})
-                _add_scaled(acc, job.per_member, count)
+                _add_scaled(acc, short.per_member, count)
         self._add_running_releases(active)
         for path, (ints, ext) in used.items():
             tree.add_used(path, to_resources(ints, ext))

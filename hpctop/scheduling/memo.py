@@ -698,25 +698,25 @@ class UnheldMembers:
             self.counts = counts
             return counts
         net: dict[JobKey, list[Job | None]] = {}  # per job: the first old and the last new object
-        for key, old, job in changes:
+        for key, was, now in changes:
             found = net.get(key)
             if found is None:
-                net[key] = [old, job]
+                net[key] = [was, now]
             else:
-                found[1] = job
+                found[1] = now
         owners, jobs, counts = self.owners, self.jobs, self.counts
-        for key, (old, _) in net.items():  # every pod of a changed job out first, then the new ones in
-            if old is not None:
-                for pod in old.pods:
+        for key, (was, _) in net.items():  # every pod of a changed job out first, then the new ones in
+            if was is not None:
+                for pod in was.pods:
                     if owners.get(pod) == key:
                         del owners[pod]
                 del jobs[key]
-        for key, (_, job) in net.items():
-            if job is not None:
-                for pod in job.pods:
+        for key, (_, now) in net.items():
+            if now is not None:
+                for pod in now.pods:
                     if owners.setdefault(pod, key) != key:
                         self.shared = True
-                jobs[key] = job
+                jobs[key] = now
         if self.shared:  # a pod of two running jobs: the owner map cannot say whom to count again
             return self.update(active, None, kept, None, charges, over)
         dirty = set(net)
@@ -726,8 +726,8 @@ class UnheldMembers:
             if owner is not None:
                 dirty.add(owner)
         for key in dirty:
-            job = jobs.get(key)
-            n = 0 if job is None else self.count(job, charges, over)
+            counted = jobs.get(key)
+            n = 0 if counted is None else self.count(counted, charges, over)
             if n:
                 counts[key] = n
             else:
