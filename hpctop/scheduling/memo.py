@@ -64,6 +64,7 @@ from hpctop.scheduling.partitions import (
     to_resources,
 )
 from hpctop.scheduling.placement import Charge, NodeFree, charge_order, free_of
+from hpctop.scheduling.unheld import UnheldMembers
 
 #: entries of the per-view caches (matching, eligibility, union) before they are cleared
 MAX_VIEW_ENTRIES = 100_000
@@ -636,103 +637,6 @@ def _take(
         add_scaled(sums[queue], r, -n)
     else:  # the name's last job: its sums are zero now
         del counts[queue], sums[queue]
-
-
-class UnheldMembers:
-    """Per running job, its members counted as running that no known node holds, kept between cycles.
-
-    What ``core._Cycle._count_unheld`` counted for every running job each cycle (17k at P6's
-    size): ``members - pending`` less the job's pods that hold a charge on a node of the view and
-    are not beyond their node's allocatable (``KeptFree.over``). That is a function of the job
-    object and of the charge and over status of its own pods, so a job is counted again only when
-    it changed (``JobSplit.take_active_changes``) or one of its pods' charges did (the pods of
-    the nodes whose free state was redone: ``Memo.charged_pods``); everything is counted again
-    when the free state or the job split was rebuilt, or when two running jobs claim one pod
-    (the owner map below cannot say which to count again).
-    """
-
-    __slots__ = ("counts", "jobs", "kept", "owners", "shared")
-
-    def __init__(self) -> None:
-        self.kept: object = None  # the KeptFree the counts were taken against
-        self.jobs: dict[JobKey, Job] = {}  # the running jobs counted (all of them)
-        self.owners: dict[PodKey, JobKey] = {}  # pod -> the running job listing it
-        self.counts: dict[JobKey, int] = {}  # jobs with unheld members only
-        self.shared = False
-
-    @staticmethod
-    def count(job: Job, charges: Mapping[PodKey, object], over: Collection[PodKey]) -> int:
-        running = job.members - len(job.pending_pods)
-        if running <= 0:
-            return 0
-        held = sum(map(charges.__contains__, job.pods))  # (in C)
-        if over and held:
-            held -= sum(1 for key in job.pods if key in over and key in charges)
-        return running - held if held < running else 0
-
-    def update(
-        self,
-        active: Mapping[JobKey, Job],
-        changes: list[tuple[JobKey, Job | None, Job | None]] | None,
-        kept: object,
-        charged: Collection[PodKey] | None,
-        charges: Mapping[PodKey, object],
-        over: Collection[PodKey],
-    ) -> Mapping[JobKey, int]:
-        """The unheld members of every running job that has any (job key -> count)."""
-        if changes is None or charged is None or kept is not self.kept or self.shared:
-            self.kept = kept
-            self.shared = False
-            self.jobs = dict(active)
-            owners: dict[PodKey, JobKey] = {}
-            for key, job in active.items():
-                for pod in job.pods:
-                    if owners.setdefault(pod, key) != key:
-                        self.shared = True
-            self.owners = owners
-            counts = {}
-            for key, job in active.items():
-                n = self.count(job, charges, over)
-                if n:
-                    counts[key] = n
-            self.counts = counts
-            return counts
-        net: dict[JobKey, list[Job | None]] = {}  # per job: the first old and the last new object
-        for key, was, now in changes:
-            found = net.get(key)
-            if found is None:
-                net[key] = [was, now]
-            else:
-                found[1] = now
-        owners, jobs, counts = self.owners, self.jobs, self.counts
-        for key, (was, _) in net.items():  # every pod of a changed job out first, then the new ones in
-            if was is not None:
-                for pod in was.pods:
-                    if owners.get(pod) == key:
-                        del owners[pod]
-                del jobs[key]
-        for key, (_, now) in net.items():
-            if now is not None:
-                for pod in now.pods:
-                    if owners.setdefault(pod, key) != key:
-                        self.shared = True
-                jobs[key] = now
-        if self.shared:  # a pod of two running jobs: the owner map cannot say whom to count again
-            return self.update(active, None, kept, None, charges, over)
-        dirty = set(net)
-        get = owners.get
-        for pod in charged:
-            owner = get(pod)
-            if owner is not None:
-                dirty.add(owner)
-        for key in dirty:
-            counted = jobs.get(key)
-            n = 0 if counted is None else self.count(counted, charges, over)
-            if n:
-                counts[key] = n
-            else:
-                counts.pop(key, None)
-        return counts
 
 
 class PendingDerivations:

@@ -24,8 +24,9 @@ from bench.p6_core import NOW, cluster, policy
 from hpctop.model.objects import Job, JobKey, Pod, PodKey
 from hpctop.model.resources import Resources
 from hpctop.model.store import Snapshot
-from hpctop.scheduling.memo import IntSum, JobSplit, Memo, UnheldMembers, add_scaled
+from hpctop.scheduling.memo import IntSum, JobSplit, Memo, add_scaled
 from hpctop.scheduling.partitions import to_resources
+from hpctop.scheduling.unheld import UnheldMembers
 from tests.scheduling.test_scheduling_rollups import _change_jobs, _change_pods
 
 Sums = dict[str | None, Resources]
