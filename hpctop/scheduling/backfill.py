@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from hpctop.model.objects import JobKey
-from hpctop.scheduling.gangs import DomainCounts
-from hpctop.scheduling.placement import UNCAPPED, NodeFree, Request, choose, plan_hosted
+from hpctop.scheduling.placement import NodeFree, Request, choose, plan_hosted
 
 INF = math.inf
 #: distinct future change times examined when searching one job's shadow time (a bf_window of sorts)
@@ -46,8 +45,9 @@ MAX_SHADOW_STEPS = 4000
 #: node events all shadow-time searches of one cycle may examine (like Slurm's bf_max_time, but counted,
 #: so the result stays deterministic); when it runs out, the remaining blocked jobs get no ETA
 CYCLE_SEARCH_BUDGET = 150_000
-# ``UNCAPPED`` (placement's): ``hosts(req, UNCAPPED)`` is how many members of ``req`` a state
-# hosts at all, and ``hosts(req, m) == min(m, hosts(req, UNCAPPED))`` for any ``m``
+#: a member count no gang reaches: ``hosts(req, UNCAPPED)`` is how many members of ``req`` a state
+#: hosts at all, and ``hosts(req, m) == min(m, hosts(req, UNCAPPED))`` for any ``m``
+UNCAPPED = 1 << 40
 
 
 def _when(entry: tuple[float, Request, tuple[int, ...]]) -> float:
@@ -136,9 +136,6 @@ class Profile:
         #: were sorted and, in the order made, those reaching the set with their nodes in it
         self._made_on: dict[int, tuple[Collection[str], int, list[tuple[Reservation, tuple[str, ...]]]]] = {}
         self._first: dict[tuple[int, int], _FirstStep] = {}
-        #: ``choose_gang``'s kept counts per (node list by id, request, window end or None: live)
-        self._gangs: dict[tuple[int, Request, float | None], DomainCounts] = {}
-        self._positions: dict[int, tuple[Sequence[str], dict[str, int]]] = {}
         self._single: dict[str, tuple[int, list[float], dict[int, int]]] = {}
         self._streams: dict[
             int,
@@ -155,58 +152,6 @@ class Profile:
         """The node's live state changed (a placement): cached windows of it are stale."""
         self._version[node] = self._version.get(node, 0) + 1
         self._touched.append(node)
-
-    def choose_gang(
-        self,
-        nodes: Sequence[str],
-        fitting: Iterable[str],
-        req: Request,
-        m: int,
-        window_end: float,
-    ) -> tuple[list[tuple[NodeFree, int]] | None, int]:
-        """``placement.choose_counted`` over ``nodes`` as a job running until ``window_end`` may
-        use them (a reserved node's ``avail`` from now, the others live), from counts kept per
-        (node list, request, window) and patched from the touch log (``gangs.DomainCounts``).
-
-        ``fitting`` holds every node of ``nodes`` that may host a member now (the free-capacity
-        index's candidates; read only when the counts are first built): a node left out hosts
-        none until it is touched. ``nodes`` must live as long as the cycle (the matching lists do).
-        """
-        return self._gang(nodes, fitting, req, window_end).choose(m)
-
-    def gang_room(self, nodes: Sequence[str], fitting: Iterable[str], req: Request, m: int) -> int:
-        """The capacity ``placement.choose_counted`` gives for ``m`` members on the live states of
-        ``nodes`` (``>= m`` exactly when they fit; arguments as ``choose_gang``'s), without a plan."""
-        return self._gang(nodes, fitting, req, None).room(m)
-
-    def _gang(
-        self, nodes: Sequence[str], fitting: Iterable[str], req: Request, window_end: float | None
-    ) -> DomainCounts:
-        key = (id(nodes), req, window_end)
-        found = self._gangs.get(key)
-        if found is None or found.nodes is not nodes:
-            live = self.live
-            if window_end is None:
-                state_of = live.__getitem__
-            else:
-                reservations, avail, now, end = self.reservations, self.avail, self.now, window_end
-
-                def state_of(name: str) -> NodeFree:
-                    return avail(name, now, end) if name in reservations else live[name]
-
-            found = self._gangs[key] = DomainCounts(
-                nodes, self._position(nodes), fitting, req, state_of, len(self._touched)
-            )
-        else:
-            found.patch(self._touched)
-        return found
-
-    def _position(self, nodes: Sequence[str]) -> dict[str, int]:
-        """Each node's position in ``nodes``, kept per node list."""
-        found = self._positions.get(id(nodes))
-        if found is None or found[0] is not nodes:
-            found = self._positions[id(nodes)] = (nodes, {name: k for k, name in enumerate(nodes)})
-        return found[1]
 
     def _stream(self, node: str) -> list[tuple[float, int, int]] | None:
         """The node's future change times for a search: (time, releases given back by then, events).

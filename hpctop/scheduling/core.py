@@ -42,7 +42,7 @@ from hpctop.scheduling import explain
 from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
-from hpctop.scheduling.placement import NodeFree, Request, WholeIndex
+from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
 from hpctop.scheduling.priority import PriorityInputs, breakdown, static_terms, total_with
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.releases import forget, kept_for, release_times, releases_from_scratch
@@ -474,7 +474,7 @@ class _Cycle:
             names = self.candidates(sig, pname, every, req) if plan is None else every
         else:
             names = self.candidates(sig, pname, every, req)
-            plan, capacity = self.profile.choose_gang(every, names, req, m, window_end)
+            plan, capacity = choose_counted(self._view(names, window_end), req, m)
         if plan is None:
             # no gang larger than what these nodes can hold will fit later in this cycle either
             self.avail_failures.add(fkey, req, capacity + 1)
@@ -508,8 +508,8 @@ class _Cycle:
         if self._fits_live.get(key) == self.placed:
             return True
         names = self.candidates(sig, pname, self.matching(sig, pname)[1], req)
-        capacity = self.profile.gang_room(self.matching(sig, pname)[1], names, req, m)
-        if capacity < m:
+        plan, capacity = choose_counted([self.live[n] for n in names], req, m)
+        if plan is None:
             self.live_failures.add((sig, pname), req, capacity + 1)
             return False
         self._fits_live[key] = self.placed

@@ -26,8 +26,6 @@ from hpctop.model.quantity import MAX_GPUS
 from hpctop.model.resources import Resources
 
 TOPOLOGY_LABELS = ("nvidia.com/gpu.clique", "topology/clique", "node-group")
-#: a member count no gang reaches (``uncapped_hosts``: a count with no member cap)
-UNCAPPED = 1 << 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +392,7 @@ def build_free(
     return free, charges
 
 
-def greedy(items: list[tuple[int, int, NodeFree]], m: int) -> list[tuple[NodeFree, int]] | None:
+def _greedy(items: list[tuple[int, int, NodeFree]], m: int) -> list[tuple[NodeFree, int]] | None:
     """Fewest nodes: take the nodes hosting the most members first (ties: scan order)."""
     out: list[tuple[NodeFree, int]] = []
     left = m
@@ -510,45 +508,6 @@ def choose_counted(
     return _pick(items, domains, m), total
 
 
-def uncapped_hosts(nf: NodeFree, req: Request) -> int:
-    """How many members of ``req`` the state hosts with no member cap, by ``choose_counted``'s
-    per-node rule (0 where it skips the node: a state below the request's CPU or memory, short of
-    an extended resource or of the whole GPUs or GPU share asked); ``choose_counted`` caps it at
-    ``m`` and ``req.per_node``. ``gangs.DomainCounts`` keeps these counts between scans."""
-    rc, rm = req.cpu, req.memory
-    cpu, memory = nf.cpu, nf.memory
-    if cpu < rc or memory < rm:
-        return 0
-    h = UNCAPPED
-    if rc and cpu // rc < h:
-        h = cpu // rc
-    if rm and memory // rm < h:
-        h = memory // rm
-    rext = req.ext
-    if rext:
-        ext = nf.ext
-        for key, need in rext:
-            have = ext.get(key, 0)
-            if have < need:
-                return 0
-            h = min(h, have // need)
-    if h <= 0:
-        return 0
-    k = req.whole
-    if k:
-        free = nf.whole
-        if free < k:
-            return 0
-        return min(h, free // k)
-    frac = req.frac
-    if frac:
-        gpus = nf.gpus
-        if max(gpus, default=0) < frac:
-            return 0
-        h = min(h, sum(g // frac for g in gpus if g > 0))
-    return h
-
-
 def plan_hosted(
     items: list[tuple[int, int, NodeFree]], req: Request, m: int
 ) -> list[tuple[NodeFree, int]] | None:
@@ -588,7 +547,7 @@ def _pick(
     for domain in sorted(domains):
         counts = [item[0] for item in domains[domain]]
         if sum(counts) < m:
-            continue  # ``greedy`` would run out of nodes
+            continue  # ``_greedy`` would run out of nodes
         counts.sort(reverse=True)
         length = 0
         left = m
@@ -602,8 +561,8 @@ def _pick(
             if length == floor:
                 break
     if best is not None:
-        return greedy(domains[best[1]], m)
-    return greedy(items, m)
+        return _greedy(domains[best[1]], m)
+    return _greedy(items, m)
 
 
 def commit(plan: list[tuple[NodeFree, int]], req: Request) -> list[tuple[str, tuple[int, ...]]]:
