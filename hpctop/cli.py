@@ -25,7 +25,6 @@ helpers out first (left for a change of its own).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
@@ -38,7 +37,7 @@ from hpctop.tables.keys import NODE_STATES, QUEUE_STATES
 #: ``hpctop --help`` imports nothing it does not need (bench S1: within 3x a bare interpreter)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Collection, Sequence
     from types import ModuleType
     from typing import Any, NoReturn, Protocol, TextIO, TypeVar
 
@@ -111,6 +110,27 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse's formatter imports shutil (with bz2, lzma, zlib, fnmatch) for the width alone,
+        # and every add_subparsers builds one: the same width, read without it (bench S1)
+        return argparse.HelpFormatter(prog=self.prog, width=terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil: $COLUMNS when it is a
+    positive number, else the terminal's width on stdout, else 80 (tests/cli/test_cli_lazy.py)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
 
 def _prog(argv0: str | None = None) -> str:
     name = os.path.basename(argv0 or (sys.argv[0] if sys.argv else "") or "hpctop")
@@ -124,6 +144,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    import math  # only when a value is given: --help and version do not load it (S1)
+
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds, 0 or more")
     return value
@@ -144,6 +166,8 @@ def _speed(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    import math  # only when a value is given: --help and version do not load it (S1)
+
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
     return value
@@ -272,8 +296,13 @@ def _slurm_options(parser: argparse.ArgumentParser, alone: str, *, console: bool
     )
 
 
-def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
-    """The whole command line, for ``main`` and for the usage docs."""
+def build_parser(prog: str = "hpctop", only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line, for ``main`` and for the usage docs.
+
+    ``only``: the subcommands whose options are built; every other one is named with its help line
+    only (the top level's ``--help`` lists the same lines) and can never be chosen by an argument
+    list that does not hold its name (:func:`_named_commands`). ``None``: all of them.
+    """
     source = _source_options()
     parser = _Parser(
         prog=prog,
@@ -311,11 +340,43 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     _slurm_options(parser, "beside the console's cluster: Slurm's jobs joined into its panes", console=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, what in COMMAND_HELP.items():
+        if only is not None and name not in only:
+            commands.add_parser(name, help=what)  # not in the arguments: it cannot be the command
+        else:
+            _COMMAND_OPTIONS[name](commands.add_parser, name, what, source)
+    return parser
 
-    jobs = commands.add_parser(
-        "jobs",
+
+#: every subcommand and its line in ``hpctop --help``, in that order
+COMMAND_HELP = {
+    "jobs": "jobs, like squeue",
+    "prio": "pending jobs' priority factors, like sprio",
+    "queues": "the queue tree with quotas and fair share, like sshare",
+    "nodes": "nodes per partition and state, like sinfo (-N: one row per node)",
+    "gpus": "GPUs per partition and model: total, allocated, free, MIG",
+    "record": "save a cluster's event stream to a file, for --replay and bug reports",
+    "schedule": "run hpctop as the scheduler of a live cluster: bind pods whose schedulerName is hpctop's",
+    "version": "print the version",
+}
+
+
+def _named_commands(arguments: Sequence[str]) -> set[str]:
+    """The subcommands an argument list can choose: argparse takes a subcommand only from an argument
+    equal to its name (no abbreviation), so a parser built with just these options parses
+    ``arguments`` exactly as the whole one does (tests/cli/test_cli_lazy.py)."""
+    return {a for a in arguments if a in COMMAND_HELP}
+
+
+if TYPE_CHECKING:
+    AddParser = Callable[..., argparse.ArgumentParser]
+
+
+def _jobs_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    jobs = add(
+        name,
         parents=[source, _output_options(_sort_help(table_keys.JOB_SORT_KEYS))],
-        help="jobs, like squeue",
+        help=what,
         description="Jobs, like squeue. Finished jobs are left out unless --all or --state asks for them.",
     )
     _job_filters(jobs)
@@ -328,10 +389,12 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     _slurm_options(jobs, "alone, only Slurm's jobs are listed")
     jobs.set_defaults(handler=_cmd_jobs)
 
-    prio = commands.add_parser(
-        "prio",
+
+def _prio_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    prio = add(
+        name,
         parents=[source, _output_options(_sort_help(table_keys.PRIO_SORT_KEYS))],
-        help="pending jobs' priority factors, like sprio",
+        help=what,
         description="Priority of pending jobs, like sprio: weighted factors and the total.",
     )
     _job_filters(prio)
@@ -339,10 +402,12 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     _slurm_options(prio, "Slurm's pending jobs and their total priority, like sprio")
     prio.set_defaults(handler=_cmd_prio)
 
-    queues = commands.add_parser(
-        "queues",
+
+def _queues_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    queues = add(
+        name,
         parents=[source, _output_options(_sort_help(table_keys.QUEUE_SORT_KEYS))],
-        help="the queue tree with quotas and fair share, like sshare",
+        help=what,
         description="The queue tree, like sshare: guaranteed, used and maximum GPUs, jobs and fair share.",
     )
     opts = queues.add_argument_group("filters (comma-separated lists)")
@@ -357,33 +422,34 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     queues.set_defaults(handler=_cmd_queues)
 
-    for name, handler, what in (
-        ("nodes", _cmd_nodes, "nodes per partition and state, like sinfo (-N: one row per node)"),
-        ("gpus", _cmd_gpus, "GPUs per partition and model: total, allocated, free, MIG"),
-    ):
-        keys = (
-            table_keys.GPU_SORT_KEYS
-            if name == "gpus"
-            else tuple(sorted({*table_keys.SUMMARY_SORT_KEYS, *table_keys.NODE_SORT_KEYS}))
-        )
-        sub = commands.add_parser(
-            name,
-            parents=[source, _output_options(_sort_help(keys))],
-            help=what,
-            description=what[0].upper() + what[1:],
-        )
-        opts = sub.add_argument_group("filters (comma-separated lists)")
-        opts.add_argument("-p", "--partition", metavar="PARTITION", help="partition name")
-        opts.add_argument("-t", "--state", metavar="STATE", help="node states: " + ", ".join(NODE_STATES))
-        if name == "nodes":
-            sub.add_argument("-N", "--per-node", action="store_true", help="one row per node")
-            _slurm_options(sub, "Slurm's nodes and partitions, like sinfo; -t: sinfo's states")
-        sub.set_defaults(handler=handler)
 
-    record = commands.add_parser(
-        "record",
+def _node_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    """``nodes`` and ``gpus``: sinfo's two views, the same filters."""
+    keys = (
+        table_keys.GPU_SORT_KEYS
+        if name == "gpus"
+        else tuple(sorted({*table_keys.SUMMARY_SORT_KEYS, *table_keys.NODE_SORT_KEYS}))
+    )
+    sub = add(
+        name,
+        parents=[source, _output_options(_sort_help(keys))],
+        help=what,
+        description=what[0].upper() + what[1:],
+    )
+    opts = sub.add_argument_group("filters (comma-separated lists)")
+    opts.add_argument("-p", "--partition", metavar="PARTITION", help="partition name")
+    opts.add_argument("-t", "--state", metavar="STATE", help="node states: " + ", ".join(NODE_STATES))
+    if name == "nodes":
+        sub.add_argument("-N", "--per-node", action="store_true", help="one row per node")
+        _slurm_options(sub, "Slurm's nodes and partitions, like sinfo; -t: sinfo's states")
+    sub.set_defaults(handler=_cmd_gpus if name == "gpus" else _cmd_nodes)
+
+
+def _record_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    record = add(
+        name,
         parents=[source],
-        help="save a cluster's event stream to a file, for --replay and bug reports",
+        help=what,
         description="Save the raw watch events of a live cluster (or the simulator with --demo or "
         "--scenario) as gzip JSON lines. Stop with Ctrl-C or --duration; the file stays valid.",
     )
@@ -399,9 +465,11 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     record.set_defaults(handler=_cmd_record)
 
-    schedule = commands.add_parser(
-        "schedule",
-        help="run hpctop as the scheduler of a live cluster: bind pods whose schedulerName is hpctop's",
+
+def _schedule_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    schedule = add(
+        name,
+        help=what,
         description="Watch a live cluster and bind the pending pods whose spec.schedulerName is "
         "--scheduler-name, whole gangs or nothing, with hpctop's scheduling core (queues, fair share, "
         "priority, backfill). One instance binds at a time (a Lease); the others stand by. "
@@ -460,9 +528,22 @@ def build_parser(prog: str = "hpctop") -> argparse.ArgumentParser:
     )
     schedule.set_defaults(handler=_cmd_schedule)
 
-    version = commands.add_parser("version", help="print the version")
-    version.set_defaults(handler=_cmd_version)
-    return parser
+
+def _version_options(add: AddParser, name: str, what: str, source: _Parser) -> None:
+    add(name, help=what).set_defaults(handler=_cmd_version)
+
+
+#: the function that builds each subcommand's options (:func:`build_parser`)
+_COMMAND_OPTIONS: dict[str, Callable[[AddParser, str, str, _Parser], None]] = {
+    "jobs": _jobs_options,
+    "prio": _prio_options,
+    "queues": _queues_options,
+    "nodes": _node_options,
+    "gpus": _node_options,
+    "record": _record_options,
+    "schedule": _schedule_options,
+    "version": _version_options,
+}
 
 
 # -- settings and session ----------------------------------------------------------------------
@@ -586,6 +667,7 @@ def _catch_up(session: Any, at: float, stream: TextIO | None = None) -> None:
     if not shown or interval <= 0:
         session.advance_to_elapsed(at)
         return
+    import math
     import time
 
     stretch = interval * max(1, math.ceil(at / _CATCH_UP_STRETCHES / interval))
@@ -1304,13 +1386,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = _join_sort_values(sys.argv[1:] if argv is None else argv)
     try:
         try:
-            args = build_parser(prog).parse_args(arguments)
+            # only the named subcommands' options: ``--help`` and ``version`` build no others (S1)
+            args = build_parser(prog, only=_named_commands(arguments)).parse_args(arguments)
         except SystemExit as done:  # --help and --version print and exit 0
             return done.code if isinstance(done.code, int) else 0
-        _sanitize_log_output()  # before anything that may log; --help and usage errors log nothing
-        if getattr(args, "command", None) == "version":  # no settings: answers before pydantic loads
+        if getattr(args, "command", None) == "version":  # no settings, no logging: answers at once
             sys.stdout.write(f"hpctop {__version__}\n")
             return 0
+        _sanitize_log_output()  # before anything that may log; --help and usage errors log nothing
         settings = _settings(args)
         handler: Callable[[argparse.Namespace, Settings, TextIO], int] = getattr(
             args, "handler", _run_console

@@ -443,8 +443,12 @@ def _nodes(_: Any, row: Row) -> str:
 
 
 def _gpus(value: Any, row: Row) -> str:
-    """``2``, or ``0.43 (1x3g.40gb)`` for a job holding MIG slices."""
-    text = number(float(value)) if value else "0"
+    """``2``, or ``0.43 (1x3g.40gb)`` for a job holding MIG slices; ``-`` for a job that asks for
+    no GPU (as the table writes every "none", and squeue leaves TRES empty): JSON and CSV, the
+    data, keep the number 0."""
+    if not value:
+        return "-"
+    text = number(float(value))
     slices = row.get("mig")
     if isinstance(slices, Mapping) and slices:
         text += " (" + ",".join(f"{n}x{p}" for p, n in sorted(slices.items())) + ")"

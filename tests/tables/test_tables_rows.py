@@ -319,3 +319,18 @@ def test_json_rows_round_trip_and_are_stable() -> None:
     assert first == second
     for text, rows in zip(first, _all_tables(), strict=True):
         assert rows and json.loads(text) == rows
+
+
+def test_a_job_without_gpus_shows_a_dash_in_the_table_and_0_in_json_and_csv() -> None:
+    """The table writes "none" as ``-`` (squeue leaves TRES empty): a CPU-only job's GPUS is
+    ``-``, as the console's pane shows it; JSON and CSV, the data, keep the number."""
+    snapshot = make_snapshot([], [], [make_job("cpu-only", gpu=0), make_job("one", gpu=1000)])
+    rows = jobs.job_rows(snapshot, make_result(EPOCH))
+    table = render(rows, jobs.COLUMNS, "table").splitlines()
+    gpus_at = table[0].split().index("GPUS")
+    shown = {line.split()[1]: line.split()[gpus_at] for line in table[1:]}
+    assert shown == {"cpu-only": "-", "one": "1"}
+    assert [r["gpus"] for r in json.loads(render(rows, jobs.COLUMNS, "json"))] == [0, 1]
+    csv_lines = render(rows, jobs.COLUMNS, "csv", csv_first=jobs.CSV_KEYS).splitlines()
+    at = csv_lines[0].split(",").index("gpus")
+    assert [line.split(",")[at] for line in csv_lines[1:]] == ["0", "1"]

@@ -383,13 +383,19 @@ class GpuPane(ScrollView, can_focus=True):
                         self._style("gpu-down"),
                     ),
                 ]
-                # the other partitions' names after the current one's figures: click one to show it
+                # the other partitions' names after the current one's figures: click one to show it;
+                # names that do not fit the pane's width go on the next line (at 80 columns the pane
+                # is 40 cells: one line cut them off)
                 head_hits: list[tuple[int, int, str, int | str]] = []
                 x = sum(seg.cell_length for seg in head_segs) + 2
                 head_segs.append(Segment("  ", Style()))
                 for other in self.map.partition_names():
                     if other != part:
                         w = cell_len(other)
+                        if x + 1 + w > width and x > 1:  # x > 1: the line holds something
+                            hits.append(head_hits)
+                            lines.append(head_segs)
+                            head_segs, head_hits, x = [Segment(" ")], [], 1
                         head_hits.append((x + 1, x + 1 + w, "partition", other))
                         head_segs += [Segment(" "), Segment(other, self._style("gpu-free", bold=True))]
                         x += 1 + w

@@ -2,7 +2,9 @@
 
 A console that silently shows stale data is worse than none, so the snapshot's age is always shown
 and turns into a ``STALE`` badge past a threshold; READ-ONLY is a badge too, so a user never wonders
-whether a key will act. Built as a Rich ``Text`` from parts: the only cluster-controlled piece (the
+whether a key will act. The badge names the source ("demo · READ-ONLY"): otherwise the source, left
+out before the counts when the bar is short, was the part the badge pushed out at 80 columns.
+Built as a Rich ``Text`` from parts: the only cluster-controlled piece (the
 source name, e.g. a scenario file name) is sanitised and appended as data.
 
 The console calls :meth:`StatusBar.show` on every publish; ``Static.update`` converts the text and
@@ -47,6 +49,11 @@ class StatusInfo:
     slurm_note: str = ""
 
 
+#: the source's length in the READ-ONLY badge, which is never left out: at 80 columns the badge and
+#: the GPU and job counts must still fit
+READ_ONLY_SOURCE_CAP = 24
+
+
 class StatusBar(Static):
     _shown: tuple[str, tuple[object, ...]] | None = None
     _last: tuple[StatusInfo, dict[str, str]] | None = None
@@ -63,12 +70,14 @@ class StatusBar(Static):
             return piece
 
         part(0, " hpctop ", f"bold reverse {colours.get('primary', '')}")
-        if info.read_only:
-            part(0, " READ-ONLY ", f"bold reverse {colours.get('read-only', '')}")
+        if info.read_only:  # what is read-only, in the badge that always stays: "demo · READ-ONLY"
+            source = sanitize_display(info.source, cap=READ_ONLY_SOURCE_CAP)
+            part(0, f" {source} · READ-ONLY ", f"bold reverse {colours.get('read-only', '')}")
         age = "age " + (fmt_duration(info.age) if info.age >= 1 else "<1s")
         if info.stale:
             part(0, " STALE ", f"bold reverse {colours.get('stale', '')}")
-        part(3, sanitize_display(info.source, cap=60), "bold")
+        if not info.read_only:
+            part(3, sanitize_display(info.source, cap=60), "bold")
         fresh = not info.connection.startswith("stale")
         part(5, info.connection, colours.get("success", "") if fresh else "")
         part(1, age)
