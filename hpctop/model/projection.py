@@ -26,7 +26,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from operator import itemgetter
 
 from hpctop.errors import HpctopError, QuantityError
 from hpctop.model import fractions, structs
@@ -142,25 +144,53 @@ def count(value: int | None, field: str, default: int) -> int:
 # -- shared parts -------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1024)
-def _shared_kept(items: tuple[tuple[str, str], ...]) -> dict[str, str]:
-    # Pods of one template carry the same kept annotations: they share one dict (never mutated:
-    # the objects are frozen and nothing writes into their maps). Only the kept ones are the key.
-    return dict(items)
+#: annotation keys of a pod (their order) → (the kept ones, a getter of their values)
+_KEPT_KEYS: dict[tuple[str, ...], tuple[tuple[str, ...], Callable[[dict[str, str]], tuple[str, ...]]]] = {}
+#: (kept keys, their values) → the one dict pods with those kept annotations share
+_KEPT: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, str]] = {}
+_KEPT_BOUND = 4096
 
 
-@lru_cache(maxsize=4096)
-def _kept_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(k for k in keys if k.startswith(KEPT_ANNOTATION_PREFIXES))
+def _kept_getter(keys: tuple[str, ...]) -> Callable[[dict[str, str]], tuple[str, ...]]:
+    if len(keys) == 1:  # itemgetter of one key returns the value, not a 1-tuple
+        (only,) = keys
+        return lambda annotations: (annotations[only],)
+    return itemgetter(*keys)
 
 
 def kept_annotations(annotations: dict[str, str] | None) -> dict[str, str]:
-    """The annotations hpctop reads, the prefix filter cached by the keys (pods of one template
-    carry the same keys, and msgspec hands short keys over as shared strings)."""
+    """The annotations hpctop reads, one shared dict per distinct content.
+
+    Why this shape (P1): pods of one template carry the same annotation keys (msgspec hands short
+    keys over as shared strings, and a tuple of keys hashes their cached hashes), so the prefix
+    filter and an ``itemgetter`` of the kept keys are found by the keys once; the kept values
+    are then read in C and the (keys, values) pair finds the shared dict, which pods of one
+    template share (never mutated: the objects are frozen and nothing writes into their maps).
+    Both caches are cleared when they pass their bound, which costs sharing, never correctness.
+    """
     if not annotations:
         return {}
-    keys = _kept_keys(tuple(annotations))
-    return _shared_kept(tuple([(k, annotations[k]) for k in keys])) if keys else {}
+    names = tuple(annotations)
+    found = _KEPT_KEYS.get(names)
+    if found is None:
+        if len(_KEPT_KEYS) > _KEPT_BOUND:
+            _KEPT_KEYS.clear()
+        keys = tuple(k for k in names if k.startswith(KEPT_ANNOTATION_PREFIXES))
+        found = _KEPT_KEYS[names] = (keys, _kept_getter(keys) if keys else _no_values)
+    keys, values_of = found
+    if not keys:
+        return {}
+    key = (keys, values_of(annotations))
+    shared = _KEPT.get(key)
+    if shared is None:
+        if len(_KEPT) > _KEPT_BOUND:
+            _KEPT.clear()
+        shared = _KEPT[key] = dict(zip(*key, strict=True))
+    return shared
+
+
+def _no_values(annotations: dict[str, str]) -> tuple[str, ...]:
+    return ()
 
 
 #: label keys and values seen, each kept once (see shared_labels); cleared when it grows past
@@ -269,18 +299,18 @@ def _requests(spec: structs.PodSpecS, annotations: dict[str, str]) -> Resources:
     containers = spec.containers
     inits = spec.initContainers
     overhead = spec.overhead
-    milli = annotations.get(ALIBABA_MILLI)
-    share = fractions.annotated_gpu_milli(annotations)
-    shared_memory = fractions.annotated_gpu_memory(annotations)
     if (
         len(containers) == 1
         and not inits
         and not overhead
-        and milli is None
-        and share is None
-        and shared_memory is None
+        and ALIBABA_MILLI not in annotations
+        and fractions.KAI_FRACTION not in annotations
+        and fractions.KAI_GPU_MEMORY_ANNOTATION not in annotations
     ):
         return _one_request(containers[0])  # the common pod: a shared, cached vector
+    milli = annotations.get(ALIBABA_MILLI)
+    share = fractions.annotated_gpu_milli(annotations)
+    shared_memory = fractions.annotated_gpu_memory(annotations)
     total = ZERO
     for container in containers:
         total = total + _one_request(container)
@@ -400,9 +430,14 @@ def pod_status_parts(
     restarts = 0
     for cs in status.containerStatuses or ():
         restarts += cs.restartCount
-        for state in (cs.state, cs.lastState):
-            if state is not None:
-                terminated = state.terminated
+        state = cs.state
+        last = cs.lastState
+        # a running container (nearly all) has neither state terminated: one test, no inner loop
+        if (state is None or state.terminated is None) and (last is None or last.terminated is None):
+            continue
+        for either in (state, last):
+            if either is not None:
+                terminated = either.terminated
                 if terminated is not None:
                     terminated_reason = terminated_reason or terminated.reason
                     end = _time(
