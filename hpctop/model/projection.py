@@ -193,10 +193,15 @@ def _no_values(annotations: dict[str, str]) -> tuple[str, ...]:
     return ()
 
 
-#: label keys and values seen, each kept once (see shared_labels); cleared when it grows past
-#: the bound, which costs sharing for a while, never correctness
+#: label values seen, each kept once (see shared_labels); cleared when it grows past the bound,
+#: which costs sharing for a while, never correctness
 _STRINGS: dict[str, str] = {}
 _STRINGS_BOUND = 1 << 17
+#: the label keys of a pod (their order) → the same keys as the strings held once
+_LABEL_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+#: label keys seen, each kept once: a small table apart from the values' (see shared_labels)
+_KEY_STRINGS: dict[str, str] = {}
+_KEYS_BOUND = 4096
 
 
 def shared_labels(labels: dict[str, str] | None) -> dict[str, str]:
@@ -204,16 +209,27 @@ def shared_labels(labels: dict[str, str] | None) -> dict[str, str]:
 
     Why: msgspec builds a fresh string for each label of each pod, which took a stored pod from
     ~2.0 to ~2.9 KiB (P2's budget is 3). Pods of one job repeat most labels (job name,
-    controller uid, queue, app), and every pod repeats the keys.
+    controller uid, queue, app), and every pod repeats the keys. The keys are found as one tuple
+    (their hashes are already cached: msgspec hashed them into the dict) in a table of key
+    tuples, not one by one in the values' table, whose size (every distinct value) makes each
+    lookup a cache miss (P1: -11 to -14 % of this function on fresh pods).
     """
     if not labels:
         return {}
+    names = tuple(labels)
+    keys = _LABEL_KEYS.get(names)
+    if keys is None:
+        if len(_LABEL_KEYS) > _KEYS_BOUND:
+            _LABEL_KEYS.clear()
+            _KEY_STRINGS.clear()
+        held = _KEY_STRINGS.setdefault
+        keys = _LABEL_KEYS[names] = tuple(map(held, names, names))
     if len(_STRINGS) > _STRINGS_BOUND:
         _STRINGS.clear()
     share = _STRINGS.setdefault
     values = labels.values()
     # map/zip instead of a comprehension: the loop runs in C (~20 % less, the hashing remains)
-    return dict(zip(map(share, labels, labels), map(share, values, values), strict=True))
+    return dict(zip(keys, map(share, values, values), strict=True))
 
 
 @lru_cache(maxsize=4096)

@@ -1,6 +1,7 @@
-"""``kept_annotations`` against the plain filter it replaces: same keys, order and values, for any
-mix of kept and dropped keys, one kept key (``itemgetter`` of one key returns no tuple), none,
-and past the caches' bound (cleared: sharing lost, never the answer)."""
+"""The projection's shared maps against the plain code they replace: ``kept_annotations`` against
+the prefix filter (any mix of kept and dropped keys, one kept key: ``itemgetter`` of one key
+returns no tuple, none kept) and ``shared_labels`` against a copy (same keys, order, values;
+equal strings shared), also past the caches' bounds (cleared: sharing lost, never the answer)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import random
 import pytest
 
 from hpctop.model import projection
-from hpctop.model.projection import KEPT_ANNOTATION_PREFIXES, kept_annotations
+from hpctop.model.projection import KEPT_ANNOTATION_PREFIXES, kept_annotations, shared_labels
 
 KEPT = [
     "yunikorn.apache.org/app-id",
@@ -58,3 +59,34 @@ def test_equal_kept_annotations_share_one_dict_and_other_values_do_not() -> None
     c = kept_annotations({"hpctop.io/user": "bob", "other": "1"})
     assert a is b
     assert c == {"hpctop.io/user": "bob"} and c is not a
+
+
+def _fresh(text: str) -> str:
+    return "".join(list(text))  # an equal string that is another object
+
+
+NEVER_CLEARED = projection._KEYS_BOUND
+
+
+@pytest.mark.parametrize("bound", [NEVER_CLEARED, 2])
+def test_shared_labels_equal_a_copy_in_order_and_share_strings(
+    bound: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(projection, "_KEYS_BOUND", bound)
+    monkeypatch.setattr(projection, "_LABEL_KEYS", {})
+    monkeypatch.setattr(projection, "_KEY_STRINGS", {})
+    rng = random.Random(14)
+    keys = ["batch.kubernetes.io/job-name", "app", "hpctop.io/user", "queue", "v"]
+    first: dict[str, str] = {}
+    for _ in range(1000):
+        chosen = rng.sample(keys, rng.randrange(len(keys) + 1))
+        labels = {_fresh(k): _fresh(rng.choice(["a", "b", "long value x"])) for k in chosen}
+        got = shared_labels(labels)
+        assert got == labels and list(got) == list(labels)
+        for k, v in got.items():
+            held_k = first.setdefault(k, k)
+            if bound == NEVER_CLEARED:  # every key is the one held
+                assert k is held_k
+            assert v is shared_labels({k: _fresh(v)})[k]
+    assert len(projection._LABEL_KEYS) <= bound + 1
+    assert shared_labels({}) == {} and shared_labels(None) == {}
