@@ -25,7 +25,10 @@ The view (snapshot and core answer the console shows: plans, reasons, ETAs) is c
 read, so the verdict's run reads it once per chunk, as a console does once per frame: without
 that read the benchmark would skip work a user's console does. The same replay headless (decisions
 only, what ``hpctop jobs --demo --at T`` and a recording run) is timed first and printed beside it,
-with a check that both bound the same pods.
+with a check that both runs bound the same jobs' pods to the same nodes and GPUs at the same
+virtual times, in the same order, and refused the same binds (``bind_difference``: the sessions
+record every bind, ``record_binds``); a difference fails the line. Reading the view must not
+change a decision, and before session 14 only the number of binds was compared.
 
 The whole-trace average is carried by an idle tail (past t ~ 10,000 few jobs are left and the
 scheduling points are skipped), so the line also gives the CPU speed of each ``STRETCH`` of
@@ -41,7 +44,7 @@ import time
 from dataclasses import dataclass
 
 from bench.common import Verdict
-from hpctop.runtime.session import demo_session
+from hpctop.runtime.session import BindFailure, BindRecord, demo_session
 from hpctop.sources.simulator.trace import COMPRESSION
 
 CHUNK = 60.0
@@ -55,7 +58,8 @@ STRETCH = 2_000.0
 @dataclass(frozen=True, slots=True)
 class Replay:
     """One timed replay: virtual seconds reached, build and replay wall seconds, CPU seconds,
-    the session's stats and the CPU seconds of each ``STRETCH`` of virtual time (build excluded)."""
+    the session's stats, the CPU seconds of each ``STRETCH`` of virtual time (build excluded),
+    and every bind and refused bind of the run, in order."""
 
     elapsed: float
     build: float
@@ -63,13 +67,31 @@ class Replay:
     cpu: float
     stats: dict[str, float]
     stretches: list[tuple[float, float, float]]  # (from, to, CPU s)
+    binds: list[BindRecord]
+    failures: list[BindFailure]
+
+
+def bind_difference(
+    reference: tuple[list[BindRecord], list[BindFailure]], other: tuple[list[BindRecord], list[BindFailure]]
+) -> str | None:
+    """The first difference between two runs' binds (job, pods, nodes, GPUs, time, backfill) and
+    refused binds, or ``None`` when they are the same lists."""
+    for what, ours, theirs in (("bind", reference[0], other[0]), ("refused bind", reference[1], other[1])):
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+            if a != b:
+                return f"{what} {i:,} differs: {a} vs {b}"
+        if len(ours) != len(theirs):
+            i = min(len(ours), len(theirs))
+            extra = ours[i] if len(ours) > i else theirs[i]
+            return f"{len(ours):,} vs {len(theirs):,} {what}s; the first one only one side has: {extra}"
+    return None
 
 
 def _replay(horizon: float, read_view: bool) -> Replay:
     """Build the demo and replay it to ``horizon`` in ``CHUNK`` steps, the view read after each if asked."""
     cpu = time.process_time()
     start = time.perf_counter()
-    session = demo_session(seed=1)
+    session = demo_session(seed=1, record_binds=True)
     built = time.perf_counter()
     stretches: list[tuple[float, float, float]] = []
     mark, mark_cpu = session.elapsed, time.process_time()
@@ -82,8 +104,16 @@ def _replay(horizon: float, read_view: bool) -> Replay:
             stretches.append((mark, session.elapsed, now_cpu - mark_cpu))
             mark, mark_cpu = session.elapsed, now_cpu
     end = time.perf_counter()
+    assert session.bind_log is not None
     return Replay(
-        session.elapsed, built - start, end - built, time.process_time() - cpu, session.stats(), stretches
+        session.elapsed,
+        built - start,
+        end - built,
+        time.process_time() - cpu,
+        session.stats(),
+        stretches,
+        session.bind_log,
+        list(session.bind_failures),
     )
 
 
@@ -102,7 +132,7 @@ def run(horizon: float) -> Verdict:
     # headless (decisions only, as `hpctop jobs --demo --at T` runs), then as a console
     headless_run = _replay(horizon, read_view=False)
     view_run = _replay(horizon, read_view=True)
-    elapsed, stats, stats_h = view_run.elapsed, view_run.stats, headless_run.stats
+    elapsed, stats = view_run.elapsed, view_run.stats
     build, replay, cpu = view_run.build, view_run.replay, view_run.cpu
     build_h, replay_h, cpu_h = headless_run.build, headless_run.replay, headless_run.cpu
     real = build + replay
@@ -110,8 +140,11 @@ def run(horizon: float) -> Verdict:
     headless = elapsed / (build_h + replay_h)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     core = stats["schedule_seconds"] / real
-    if stats_h["binds"] != stats["binds"]:
-        raise RuntimeError(f"reading the view changed the binds: {stats_h['binds']} vs {stats['binds']}")
+    differs = bind_difference(
+        (headless_run.binds, headless_run.failures), (view_run.binds, view_run.failures)
+    )
+    if differs is not None:
+        raise RuntimeError(f"reading the view changed the decisions (headless vs with the view): {differs}")
     return Verdict(
         "P7 simulation",
         f"{speed:,.0f}x real time virtual with the console's view, {headless:,.0f}x headless",
@@ -120,7 +153,8 @@ def run(horizon: float) -> Verdict:
         f" (the verdict): {real:.1f} s (build {build:.1f} s, replay alone {elapsed / replay:,.0f}x,"
         f" {speed * COMPRESSION:,.0f}x in trace time); CPU {cpu:.1f} s = {elapsed / cpu:,.0f}x per CPU"
         f" second (load average {load:.1f}: wall is CPU plus the wait for a core);"
-        f" headless (decisions only, same binds): {build_h + replay_h:.1f} s, CPU {cpu_h:.1f} s"
+        f" headless (decisions only; the same {len(view_run.binds):,} jobs bound, nodes, GPUs, times):"
+        f" {build_h + replay_h:.1f} s, CPU {cpu_h:.1f} s"
         f" (met: {headless >= GOAL}); CPU per {STRETCH:,.0f} virtual s with the view:"
         f" {stretch_speeds(view_run.stretches)}; {stats['events']:,.0f} events,"
         f" {stats['binds']:,.0f} binds, {stats['schedule_runs']:,.0f} core runs ({core:.0%} of the time),"

@@ -1,10 +1,11 @@
 """Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
 
-``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|p7views|p7points|gc] [size]``: cProfile's top
-functions by own time (``tottime``) and by cumulative time for the region a benchmark times
+``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|p7views|p7points|p7split|gc] [size]``:
+cProfile's top functions by own time (``tottime``) and by cumulative time for the region a benchmark times
 (``p7phases``: P7's CPU time split by phase and the GC's collections, no cProfile; ``p7views``:
 the view reads alone from t = 2,400, the busy stretch; ``p7points``: the scheduling points
-alone, the same stretch); ``gc`` times
+alone, the same stretch; ``p7split``: headless and view replays alternated in one process, each
+split into the points' core, the view's cycles and the rest); ``gc`` times
 ``decode_list`` and ``orjson.loads`` with the GC as is, disabled and after ``gc.freeze()`` on a heap
 that already holds a synced store (the situation of a relist or a burst), interleaved.
 """
@@ -240,6 +241,52 @@ def p7_points(horizon: int) -> str:
     return p7_views(horizon, points=True)
 
 
+def _cpu_into(inner: Callable[..., Any], spent: dict[str, float], label: str) -> Callable[..., Any]:
+    """``inner``, adding the CPU seconds of each call to ``spent[label]``."""
+
+    def wrapper(*args: Any) -> Any:
+        at = time.process_time()
+        try:
+            return inner(*args)
+        finally:
+            spent[label] += time.process_time() - at
+
+    return wrapper
+
+
+def p7_split(horizon: int, order: str = "HVHV") -> str:
+    """P7's headless and view replays in one process, in ``order`` (``H`` headless, ``V`` with the
+    view read every 60 s), each one's CPU split into the scheduling points' core, the view's full
+    cycles and the rest (simulator, decode, store, snapshots, session), with its bind count.
+
+    Why: session 14 asked whether the headless run is slower relative to the view run because of
+    the order of the runs in one process (the heap, the GC, the memo left by the previous run);
+    alternating both in one process answers it, and the split says which part moved."""
+    from hpctop.runtime.session import demo_session
+
+    demo_session(seed=1)  # the CSVs, read once per process, as in the benchmark
+    lines = [f"P7 to t = {horizon:,} in one process, order {order} (CPU s)"]
+    for side in order:
+        spent = {"points": 0.0, "view": 0.0}
+        started = time.process_time()
+        session = demo_session(seed=1)
+
+        session._decide = _cpu_into(session._decide, spent, "points")
+        session._schedule = _cpu_into(session._schedule, spent, "view")
+        while session.elapsed < horizon:
+            session.step(min(60, horizon - session.elapsed))
+            if side == "V":
+                _ = session.result
+        total = time.process_time() - started
+        rest = total - spent["points"] - spent["view"]
+        lines.append(
+            f"  {'headless ' if side == 'H' else 'with view'} total {total:7.2f}  points' core"
+            f" {spent['points']:7.2f}  view's full cycles {spent['view']:6.2f}  rest {rest:6.2f}"
+            f"  binds {session.binds:,}  core runs {session.schedule_runs:,}"
+        )
+    return "\n".join(lines)
+
+
 def gc_effect(pods: int, repeats: int = 5, held: int = 20_000) -> str:
     """decode_list / orjson.loads of ``pods`` pods with GC on, off, frozen; ``held`` pods already live."""
     from bench.live_app import populate
@@ -283,6 +330,7 @@ def main(argv: list[str]) -> None:
         "p7phases": p7_phases,
         "p7views": p7_views,
         "p7points": p7_points,
+        "p7split": p7_split,
         "gc": gc_effect,
     }
     defaults = {
@@ -295,6 +343,7 @@ def main(argv: list[str]) -> None:
         "p7phases": 1200,
         "p7views": 4800,
         "p7points": 4800,
+        "p7split": 4200,
         "gc": 5000,
     }
     print(runs[what](size or defaults[what]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from bench import p4_cold, p8_peer
+from bench import p2_memory, p4_cold, p8_peer
 
 
 def _outputs(jobs: list[tuple[str, str]], pods: list[tuple[str, str, str]]) -> dict[str, bytes]:
@@ -41,3 +41,35 @@ def test_p4_counts_fail_on_a_missing_item() -> None:
         p4_cold.check_console(10, 9, 2, 10, 2)
     with pytest.raises(RuntimeError):
         p4_cold.check_console(10, 10, 1, 10, 2)
+
+
+def test_p2_store_check_fails_on_a_missing_pod_node_job_or_a_skip() -> None:
+    pods = [
+        {
+            "metadata": {
+                "namespace": "a",
+                "name": f"j-{i}",
+                "ownerReferences": [{"kind": "Job", "name": "j", "controller": True}],
+            }
+        }
+        for i in range(3)
+    ]
+    fed_pods, fed_jobs = p2_memory.loaded_keys(pods)
+    assert fed_jobs == {("a", "Job", "j")}
+    nodes = {"n1", "n2"}
+    p2_memory.check_store(fed_pods, nodes, fed_jobs, 0, fed_pods, nodes, fed_jobs)
+    one_less = set(sorted(fed_pods)[1:])
+    for held in (
+        (one_less, nodes, fed_jobs, 0),
+        (one_less | {("a", "other")}, nodes, fed_jobs, 0),
+        (fed_pods, {"n1"}, fed_jobs, 0),
+        (fed_pods, nodes, {("a", "Job", "k")}, 0),
+        (fed_pods, nodes, fed_jobs, 1),
+    ):
+        with pytest.raises(RuntimeError, match="not what it was fed"):
+            p2_memory.check_store(*held, fed_pods, nodes, fed_jobs)
+
+
+def test_p2_counts_the_store_it_measures() -> None:
+    verdict = p2_memory.run(40, 4)
+    assert "40 pods, 4 nodes and" in verdict.detail

@@ -95,9 +95,11 @@ class ResourcesS(WireStruct, frozen=True):
 
 
 class ContainerS(WireStruct, frozen=True):
+    """A container's image (the pause-pod test) and resources; its name is read by nothing, so
+    it is not declared (one string fewer built and freed per container: P1)."""
+
     needed = frozenset({"resources"})
 
-    name: str = ""
     image: str = ""
     resources: ResourcesS | None = None
 

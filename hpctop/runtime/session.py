@@ -120,6 +120,20 @@ def default_decider() -> ScheduleFn:
 
 
 @dataclass(frozen=True, slots=True)
+class BindRecord:
+    """A job the session bound whole at a scheduling point: when, which job, its pods' nodes and GPUs.
+
+    Kept only when the session is asked to (``record_binds``): a benchmark that replays the same
+    trace two ways (P7: headless and with the view read) compares these lists, not the counts.
+    """
+
+    at: float
+    job: JobKey
+    assignments: tuple[tuple[PodKey, str, tuple[int, ...]], ...]
+    backfilled: bool
+
+
+@dataclass(frozen=True, slots=True)
 class BindFailure:
     """A placement the cluster refused; any members already bound were unbound again."""
 
@@ -144,6 +158,7 @@ class Session:
         read_only: bool = False,
         scheduler: ScheduleFn | None = None,
         interval: float = DEFAULT_INTERVAL,
+        record_binds: bool = False,
     ) -> None:
         if interval <= 0:
             raise ValueError("interval must be positive")
@@ -160,6 +175,8 @@ class Session:
         self._decide_is_view = scheduler is not None
         self.store = Store(clock=lambda: self.cluster.now)
         self.bind_failures: deque[BindFailure] = deque(maxlen=1000)
+        #: every job bound whole, in bind order, when ``record_binds`` (``None`` otherwise)
+        self.bind_log: list[BindRecord] | None = [] if record_binds else None
         self.binds = 0
         self.schedule_runs = 0
         self.schedule_seconds = 0.0  # real seconds spent in the core (for the stats pane and benches)
@@ -369,6 +386,8 @@ class Session:
             self._apply(events)
             bound.append(pod)
             self.binds += 1
+        if self.bind_log is not None:
+            self.bind_log.append(BindRecord(at, job, tuple(assignments), backfilled))
 
     # -- read-only views: the console's y (YAML) and l (logs) -----------------------------------
 
@@ -437,12 +456,19 @@ def session_for(
     scheduler: ScheduleFn | None = None,
     gpu_api: str = "device-plugin",
     scheduler_style: str = "hpctop",
+    record_binds: bool = False,
 ) -> Session:
     cluster = SimulatedCluster(scenario, seed=seed, gpu_api=gpu_api, scheduler_style=scheduler_style)
     if gpu_api != "device-plugin":
         source_name = f"{source_name}+{gpu_api}"  # the header says which GPU API the cluster plays
     session = Session(
-        cluster, scenario.policy, source_name, speed=speed, read_only=read_only, scheduler=scheduler
+        cluster,
+        scenario.policy,
+        source_name,
+        speed=speed,
+        read_only=read_only,
+        scheduler=scheduler,
+        record_binds=record_binds,
     )
     if at > 0:
         session.advance_to_elapsed(at)
@@ -456,6 +482,7 @@ def demo_session(
     scheduler: ScheduleFn | None = None,
     gpu_api: str = "device-plugin",
     scheduler_style: str = "hpctop",
+    record_binds: bool = False,
 ) -> Session:
     """The demo: the Alibaba openb GPU trace (1,523 nodes, 8,152 tasks), ``at`` virtual seconds in.
 
@@ -474,6 +501,7 @@ def demo_session(
         scheduler=scheduler,
         gpu_api=gpu_api,
         scheduler_style=scheduler_style,
+        record_binds=record_binds,
     )
 
 
