@@ -21,8 +21,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Two workers for all but the `serial` tests (wall-time asserts, layouts read under an idle loop),
+# the Slurm tests on one of them (xdist_group "slurm": one real Slurm); then the serial ones alone.
 test: lint
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not slow and not serial"
+	$(BIN)/pytest -q -p no:cacheprovider -m "serial and not slow"
 
 # P8 compares with kubectl (Debian's package): found on PATH, else installed, else P8 says it skipped
 bench: $(STAMP)

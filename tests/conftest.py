@@ -1,10 +1,17 @@
 """Test-wide set-up: the answer cache of ``hpctop jobs --demo`` goes to a temporary directory;
 ``private_env`` keeps a test's settings from the developer's shell and home; each test leaves
-the cyclic GC as it found it (``gc_as_found``).
+the cyclic GC as it found it (``gc_as_found``); every test under ``tests/slurm`` runs on one
+pytest-xdist worker (``xdist_group("slurm")``).
 
 The CLI keeps answers of the simulated cluster in the user's cache directory
 (:mod:`hpctop.tables.cache`); no test may read or fill the real one. ``XDG_CACHE_HOME`` is set
-rather than ``HPCTOP_CACHE_DIR`` because several tests clear every ``HPCTOP_*`` variable.
+rather than ``HPCTOP_CACHE_DIR`` because several tests clear every ``HPCTOP_*`` variable. Under
+pytest-xdist each worker runs ``pytest_configure`` itself, so each has its own cache directory.
+
+``make test`` runs the suite twice: on two workers (``-n 2 --dist loadgroup``) all but the
+``serial`` tests, then the ``serial`` ones alone (tests/README.md, "How the tests run"). The Slurm
+tests share one real Slurm per process (``real_slurm`` is session-scoped, its daemons take seconds
+to start and reset between tests): grouped on one worker, one Slurm is started, not two.
 """
 
 from __future__ import annotations
@@ -28,6 +35,14 @@ def pytest_configure(config: pytest.Config) -> None:
     _made.append(directory)
     os.environ["XDG_CACHE_HOME"] = directory
     os.environ.pop("HPCTOP_CACHE_DIR", None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slurm = Path(__file__).parent / "slurm"
+    for item in items:
+        if item.path.is_relative_to(slurm):
+            item.add_marker(pytest.mark.xdist_group("slurm"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
