@@ -262,6 +262,7 @@ def _plant(session: SampleSession) -> tuple[JobKey, JobKey]:
     return pending, running
 
 
+@pytest.mark.serial  # wall time: each key within 3 s, all within 15 s
 async def test_t5_huge_and_wide_text_keeps_the_columns_and_stays_responsive() -> None:
     session = SampleSession(seed=1)
     pending, running = _plant(session)

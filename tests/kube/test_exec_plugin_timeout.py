@@ -50,6 +50,7 @@ def wrapper_config(tmp_path: Path) -> tuple[Path, Path]:
     return write_kubeconfig(tmp_path / "config", "http://127.0.0.1:9", user=user), pidfile
 
 
+@pytest.mark.serial  # wall time: a 0.5 s timeout fires within 3 s
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc to see the child")
 async def test_a_wrappers_hanging_child_is_killed_with_it_at_the_timeout(tmp_path: Path) -> None:
     config, pidfile = wrapper_config(tmp_path)

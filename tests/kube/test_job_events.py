@@ -10,6 +10,8 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
 from hpctop.runtime.live_console import LiveConsoleSession
 from hpctop.sources.kube.connection import Connection
 from hpctop.sources.kube.events import clean, list_job_events
@@ -81,6 +83,7 @@ def test_clean_caps_and_strips() -> None:
     assert clean(None) == ""
 
 
+@pytest.mark.serial  # wall time: a cached read within 50 ms
 async def test_session_job_events_is_cached_and_refreshed_in_the_background(
     fake: FakeApiServer, connection: Connection
 ) -> None:

@@ -347,6 +347,7 @@ async def test_401_forever_stops_with_reauthentication_required(
     assert len(fake.calls(PODS, LIST)) == 4  # the first try and three re-authentications
 
 
+@pytest.mark.serial  # wall time: the stream closes within 1 s
 async def test_w18_cancel_closes_the_stream_within_a_second(
     fake: FakeApiServer, connection: Connection, store: Store
 ) -> None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from hpctop.model.policy import Policy, QueueSpec
 from hpctop.scheduling.core import schedule
 from tests.scheduling_helpers import GI, job, node, snapshot
 
 
+@pytest.mark.serial  # wall time: one cycle within 10 s of wall time
 def test_cycle_1500_nodes_3000_pending() -> None:
     products = ["V100", "A100", "T4", "P100"]
     nodes = [

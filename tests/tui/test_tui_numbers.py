@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import time
 
+import pytest
+
 from hpctop.actions.audit import AuditRecord
 from hpctop.model.history import JournalEntry
 from hpctop.model.policy import Policy, QueueSpec
@@ -181,6 +183,7 @@ def test_charts_keep_every_series_and_start_at_zero() -> None:
     assert edges[0] == 0.0 and sum(counts) == 4 and width == 1.0
 
 
+@pytest.mark.serial  # wall time: the charts within 10 s
 async def test_colourblind_theme_charts_use_its_palette() -> None:
     session = SampleSession(seed=1)
     app = make_app(session, theme="hpctop-colorblind", tick_interval=0, clock=lambda: 0.0)

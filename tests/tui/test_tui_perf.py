@@ -37,6 +37,7 @@ def _ms(fn: Callable[[], object], repeat: int = 5) -> float:
     return median(times)
 
 
+@pytest.mark.serial  # wall time: a paint within 100 ms
 async def test_jobs_pane_100k(session: SampleSession) -> None:
     n = len(session.snapshot.jobs)
     cache = RowCache()

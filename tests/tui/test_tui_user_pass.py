@@ -179,6 +179,7 @@ async def test_queue_names_are_not_cut_at_ten_characters() -> None:
             assert all("fs0.97" in line for line in lines), lines
 
 
+@pytest.mark.serial  # the confirm screen read after an idle wait (failed under -n 2, session 14)
 async def test_simulated_action_says_what_will_happen_and_what_did() -> None:
     app = _app(SampleSession(seed=1))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -16,12 +16,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.kube.conftest import write_kubeconfig
 
 HPCTOP = Path(sys.executable).with_name("hpctop")
 HANGING_PLUGIN = "import time\ntime.sleep(120)\n"
 
 
+@pytest.mark.serial  # wall time: the console must still be connecting 1 s after its start
 def test_ctrl_c_while_the_plugin_hangs(tmp_path: Path, server_url: str) -> None:
     script = tmp_path / "plugin.py"
     script.write_text(HANGING_PLUGIN)

@@ -26,6 +26,7 @@ def silent_server() -> Iterator[str]:
         yield url
 
 
+@pytest.mark.serial  # wall time: the terminal is back within 1 s of q
 def test_quit_returns_within_a_second(silent_server: str, tmp_path: Path) -> None:
     """The real ``hpctop`` in a pty: from ``q`` to the terminal given back under a second, and
     the process gone soon after (before: 30 s, a worker's HTTP call being waited for)."""

@@ -153,6 +153,7 @@ def connect(config: Path, io: ExecIO) -> LiveConsoleSession:
     )
 
 
+@pytest.mark.serial  # wall time: a 2 s token refreshed twice within 15 s
 async def test_c1_interactive_plugin_prompts_before_the_console_and_never_during_it(
     fake: FakeApiServer, tmp_path: Path, server_url: str, terminal: Terminal
 ) -> None:
@@ -186,6 +187,7 @@ async def test_c1_interactive_plugin_prompts_before_the_console_and_never_during
     assert "Bearer tok-1" in seen and "Bearer tok-3" in seen  # the refreshed tokens were used
 
 
+@pytest.mark.serial  # wall time: a 0.5 s timeout within 5 s
 @pytest.mark.parametrize("interactive", [False, True], ids=["background", "prompting"])
 async def test_c1_a_hanging_plugin_is_a_clear_error_before_any_ui(
     tmp_path: Path, server_url: str, interactive: bool
@@ -207,6 +209,7 @@ async def test_c1_a_hanging_plugin_is_a_clear_error_before_any_ui(
         os.kill(run["pid"], 0)
 
 
+@pytest.mark.serial  # wall time: each key within 0.5 s
 async def test_c1_a_refresh_that_hangs_leaves_the_console_responsive(
     fake: FakeApiServer, tmp_path: Path, server_url: str, terminal: Terminal
 ) -> None:

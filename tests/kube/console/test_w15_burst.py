@@ -243,6 +243,7 @@ async def burst_under_console(tmp_path: Path, objects: int, rounds: int) -> dict
     }
 
 
+@pytest.mark.serial  # wall time: counts rebuilds in one wall second
 async def test_w15_views_are_rebuilt_at_most_once_per_min_refresh(
     fake: FakeApiServer, kubeconfig: Path
 ) -> None:
@@ -279,6 +280,7 @@ async def test_w15_views_are_rebuilt_at_most_once_per_min_refresh(
         await until(latest, 10, "the view to show the last change of every key")
 
 
+@pytest.mark.serial  # wall time: key latency median < 100 ms, max < 1 s
 async def test_w15_small_burst_is_coalesced_and_converges(tmp_path: Path) -> None:
     measured = await burst_under_console(tmp_path, objects=1_000, rounds=5)
     print(measured)

@@ -97,6 +97,7 @@ async def test_tables_read_the_served_simulation(
     assert gpus_in_use(snapshot) > 0
 
 
+@pytest.mark.serial  # wall time: quitting stops the reflectors within 1 s
 async def test_console_follows_the_served_simulation(fake: FakeApiServer, kubeconfig: Path) -> None:
     served = serve(fake, SMALL, at=10)
     session = await connect(kubeconfig)

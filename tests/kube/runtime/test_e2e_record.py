@@ -14,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from hpctop.model.store import Store
 from hpctop.runtime.live import list_once
 from hpctop.runtime.live_console import LiveConsoleSession
@@ -29,6 +31,7 @@ def same_cluster(a: Store, b: Store) -> bool:
     return a.pods == b.pods and a.nodes == b.nodes and a.workloads == b.workloads
 
 
+@pytest.mark.serial  # wall time: the recording stops within 2 s
 async def test_a_live_recording_replays_to_the_same_store(
     fake: FakeApiServer, kubeconfig: Path, tmp_path: Path
 ) -> None:

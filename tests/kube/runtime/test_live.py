@@ -26,6 +26,7 @@ def seed(fake: FakeApiServer) -> None:
     fake.upsert(PRIORITY_CLASSES, {"metadata": {"name": "high"}, "value": 1000})
 
 
+@pytest.mark.serial  # wall time: stops within 1 s
 async def test_run_live_fills_the_store_and_degrades_only_the_forbidden(
     fake: FakeApiServer, kubeconfig: Path, store: Store
 ) -> None:
