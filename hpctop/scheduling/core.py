@@ -545,13 +545,17 @@ class _Cycle:
             )
         return [p.name for p in infos]
 
-    def settled(self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome | None) -> bool:
+    def settled(
+        self, job: Job, path: str, elig: Eligibility, req: Request, out: Outcome | None, *, quota: bool = True
+    ) -> bool:
         """Whether ``consider`` stops before any placement attempt; ``out.reason`` says why (if given).
 
         Nothing here changes the cycle's state, and every check but the quota one is fixed for
         the whole cycle; usage only grows during a cycle, so a job over quota now is still over
         it at its turn. That is what lets placements-only mode drop such jobs up front (with
-        ``out`` None: no reason text is built).
+        ``out`` None: no reason text is built). With ``quota`` false the quota check is left out:
+        the rest is a function of the job object, its eligibility, its queue path and the policy
+        alone, which ``memo.PointDerivations`` keeps across cycles.
         """
         m = len(job.pending_pods)
         if out is not None:
@@ -574,7 +578,7 @@ class _Cycle:
                     [(p, str(self.part_by_name[p].spec.state)) for p in elig.partitions]
                 )
             return True
-        over = self.quota_block(path, job, m)
+        over = self.quota_block(path, job, m) if quota else None
         if over is not None:
             if out is not None:
                 queue, resource, used, cap = over
@@ -1087,21 +1091,38 @@ class _Cycle:
             # drop the jobs ``consider`` would stop at before trying to place them (held, over
             # quota, ...): they change nothing, and the order of the others is the same without
             # them (see ``settled``; a queue's DRF share moves only when that queue places)
+            # per job object, its request, eligibility and the quota-free part of ``settled`` are
+            # kept across cycles while the view and the policy are the same (a moved ``now`` and
+            # other jobs' changes leave them as they are: ``memo.PointDerivations``)
             kept: list[Job] = []
             request_of: dict[tuple[Resources, bool], Request] = {}  # equal requests, equal ``Request``s
+            points = self.memo.points
+            derived_points = points.begin(self.view, self.policy, split.pending)
+            point_hits = 0
+            quota_block = self.quota_block
             for job in pending:
-                shape = (job.per_member, job.one_per_node)
-                req = request_of.get(shape)
-                if req is None:
-                    req = request_of[shape] = Request.of(job.per_member, 1 if job.one_per_node else 0)
-                e = self.eligibility(job, req, max(len(job.pending_pods), 1))
-                if self.settled(job, path_of[job.queue], e, req, None):
+                key = job.key
+                path = path_of[job.queue]
+                found = derived_points.get(key)
+                if found is not None and found[0] is job and found[1] == path:
+                    _, _, req, e, blocked = found
+                    point_hits += 1
+                else:
+                    shape = (job.per_member, job.one_per_node)
+                    req = request_of.get(shape)
+                    if req is None:
+                        req = request_of[shape] = Request.of(job.per_member, 1 if job.one_per_node else 0)
+                    e = self.eligibility(job, req, max(len(job.pending_pods), 1))
+                    blocked = self.settled(job, path, e, req, None, quota=False)
+                    derived_points[key] = (job, path, req, e, blocked)
+                if blocked or quota_block(path, job, len(job.pending_pods)) is not None:
                     continue
-                requests[job.key], elig[job.key] = req, e
+                requests[key], elig[key] = req, e
                 totals[job.key] = prio_total(job, e)
                 kept.append(job)
             # held jobs are in neither mode's order (never tried): settled counts the others
             settled = len(pending) - len(kept) - sum(1 for job in pending if job.state == JobState.HELD)
+            points.hits = point_hits
             pending = kept
         else:
             # kept between cycles (``memo.PendingDerivations``): a job whose object, eligibility
