@@ -47,7 +47,8 @@ def _tight(base: Policy, gpus: int, rng: random.Random) -> Policy:
 
 def _toggle_a_queue(pol: Policy, rng: random.Random) -> Policy:
     """A new policy with one leaf queue closed or opened again (``settled``'s closed check)."""
-    leaves = [i for i, q in enumerate(pol.queues) if not any(o.path.startswith(q.path + "/") for o in pol.queues)]
+    paths = [q.path for q in pol.queues]
+    leaves = [i for i, path in enumerate(paths) if not any(o.startswith(path + "/") for o in paths)]
     i = rng.choice(leaves)
     queues = list(pol.queues)
     q = queues[i]
