@@ -1103,9 +1103,9 @@ class _Cycle:
             for job in pending:
                 key = job.key
                 path = path_of[job.queue]
-                found = derived_points.get(key)
-                if found is not None and found[0] is job and found[1] == path:
-                    _, _, req, e, blocked = found
+                point = derived_points.get(key)
+                if point is not None and point[0] is job and point[1] == path:
+                    _, _, req, e, blocked = point
                     point_hits += 1
                 else:
                     shape = (job.per_member, job.one_per_node)
@@ -1129,26 +1129,28 @@ class _Cycle:
             # and queue factor are those of the last cycle (same ``now`` and normalisers) keeps
             # its request, its total and its breakdown once made; the order needs only the
             # total, the breakdown is made when a plan or a placement is read (``breakdown_of``)
+            # (the request and eligibility are kept across a moved ``now`` while the view is the
+            # same; the total and breakdown only for the same ``now``)
             derived = self.memo.pending
-            derived.begin((now, weights, inputs), split.pending)
+            derived.begin((self.view, weights, inputs), split.pending)
             kept_entries = derived.entries
             hits = 0
             for job in pending:
                 key = job.key
                 prev = kept_entries.get(key)
                 if prev is not None and prev[0] is job:
-                    req = prev[1]
+                    req, e = prev[1], prev[2]
                 else:
                     req = Request.of(job.per_member, 1 if job.one_per_node else 0)
+                    e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                     prev = None
-                e = self.eligibility(job, req, max(len(job.pending_pods), 1))
                 fs = fairshare[path_of[job.queue]]
-                if prev is not None and prev[2] is e and prev[3] == fs:
+                if prev is not None and prev[6] == now and prev[3] == fs:
                     t, cell = prev[4], prev[5]
                     hits += 1
                 else:
                     t, cell = prio_total(job, e), [None]
-                    kept_entries[key] = (job, req, e, fs, t, cell)
+                    kept_entries[key] = (job, req, e, fs, t, cell, now)
                 requests[key], elig[key], totals[key], cells[key] = req, e, t, cell
             derived.hits = hits
         running_partition = self.running_partition

@@ -642,17 +642,20 @@ def _take(
 
 
 class PendingDerivations:
-    """Per pending job: its member ``Request`` and its priority breakdown, kept between cycles.
+    """Per pending job: its member ``Request``, eligibility, priority total and breakdown, kept.
 
-    Why: every cycle derived a ``Request`` and a priority breakdown (five factors, two dicts) for
-    every pending job (13k at 10k nodes x 50k pods), although an event changes the inputs of few
-    of them. A breakdown is a pure function of the job object, the cycle's ``now``, weights and
-    normalisers (``cycle``), the job's ``Eligibility`` (its partitions: tier and union capacity;
-    kept per view, so an identical object means identical partitions) and its queue's
-    fair-share factor. An entry is reused only when all of those are the same (job and
-    eligibility by identity, the rest by equality); the cycle-wide ones are checked once per
-    cycle (``begin``). A finished pod changes one queue's usage and so the factor of that
-    queue's jobs only: the others keep their breakdowns.
+    Why: every cycle derived a ``Request``, an ``Eligibility`` and a priority breakdown (five
+    factors, two dicts) for every pending job (13k at 10k nodes x 50k pods), although an event
+    changes the inputs of few of them. The request is a function of the job object alone and
+    the eligibility of the job object and the cluster view (its cache is per view), so both are
+    kept while the job object (identity) and the view (``begin``) are the same, across a moved
+    ``now`` (the console's view read every 60 virtual s in P7: before session 15 the entries
+    were dropped at every new ``now``). A breakdown is a pure function of the job object, the
+    cycle's ``now``, weights and normalisers (``cycle``), the job's eligibility (tier and union
+    capacity) and its queue's fair-share factor; its total and breakdown are reused only when
+    ``now`` and the factor are the same as the entry's (the weights and normalisers are checked
+    once per cycle). A finished pod changes one queue's usage and so the factor of that queue's
+    jobs only: the others keep their breakdowns.
     """
 
     __slots__ = ("cycle", "entries", "hits")
@@ -660,13 +663,15 @@ class PendingDerivations:
     def __init__(self) -> None:
         self.cycle: tuple[object, ...] | None = None
         #: job key -> (job, request, eligibility, fair-share factor, priority total, [breakdown or
-        #: None until a plan or placement reads it])
-        self.entries: dict[JobKey, tuple[Job, Any, Any, float, int, list[Any]]] = {}
+        #: None until a plan or placement reads it], the ``now`` of the total)
+        self.entries: dict[JobKey, tuple[Job, Any, Any, float, int, list[Any], float]] = {}
         self.hits = 0
 
     def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:
-        """Start a cycle with these cycle-wide inputs; drop everything when they changed."""
-        if self.cycle != cycle:
+        """Start a cycle with these cycle-wide inputs (the view first, by identity; the weights
+        and normalisers by equality); drop everything when they changed."""
+        kept = self.cycle
+        if kept is None or kept[0] is not cycle[0] or kept[1:] != cycle[1:]:
             self.cycle = cycle
             self.entries = {}
         elif len(self.entries) > 2 * len(pending) + 64:

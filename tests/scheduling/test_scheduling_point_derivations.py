@@ -28,8 +28,9 @@ from hpctop.model.objects import Job, JobKey, Node, Pod, PodKey
 from hpctop.model.policy import Policy, QueueSpec, QueueState
 from hpctop.model.resources import Resources
 from hpctop.model.store import Snapshot
-from hpctop.scheduling.memo import ClusterView, Memo, PointDerivations
+from hpctop.scheduling.memo import ClusterView, Memo, PendingDerivations, PointDerivations
 from hpctop.scheduling.placement import Request
+from hpctop.scheduling.types import ScheduleResult
 from tests.scheduling.test_scheduling_rollups import _change_jobs, _change_pods
 
 Entries = dict[JobKey, tuple[Job, str, Any, Any, bool]]
@@ -108,7 +109,7 @@ def _check_entries(memo: Memo, snap: Snapshot, pol: Policy, now: float) -> int:
     return checked
 
 
-def _decisions(result: core.ScheduleResult) -> tuple[object, ...]:
+def _decisions(result: ScheduleResult) -> tuple[object, ...]:
     return (
         [(p.job, p.assignments, p.partition, p.backfilled) for p in result.placements],
         result.pending_order,
@@ -117,7 +118,19 @@ def _decisions(result: core.ScheduleResult) -> tuple[object, ...]:
     )
 
 
-def _run_chain(seed: int, steps: int, memo: Memo, *, check_entries: bool) -> tuple[int, int, int]:
+def _view_of(result: ScheduleResult) -> tuple[object, ...]:
+    """A full cycle's decisions and what the view shows of every pending job's plan."""
+    plans = [
+        (key, plan.order, plan.reason, plan.eta, plan.partition, plan.priority.total, plan.priority.factors)
+        for key in result.pending_order
+        for plan in (result.plans[key],)
+    ]
+    return (*_decisions(result), plans)
+
+
+def _run_chain(
+    seed: int, steps: int, memo: Memo, *, check_entries: bool, full: bool = False
+) -> tuple[int, int, int]:
     """Random changes and placements-only cycles on ``memo``; returns (entries checked, hits, cycles
     whose settled count was > 0). Raises AssertionError at the first difference."""
     rng = random.Random(seed)
@@ -145,10 +158,16 @@ def _run_chain(seed: int, steps: int, memo: Memo, *, check_entries: bool) -> tup
             pods=MappingProxyType(dict(pods)),
             jobs=MappingProxyType(dict(jobs)),
         )
-        kept = core.schedule(current, pol, now, memo=memo, placements_only=True)
-        fresh = core.schedule(current, pol, now, memo=Memo(), placements_only=True)
-        assert _decisions(kept) == _decisions(fresh), f"step {step}"
-        hits += memo.points.hits
+        if full:  # the console's view: request and eligibility kept across the moved clock
+            kept = core.schedule(current, pol, now, memo=memo)
+            fresh = core.schedule(current, pol, now, memo=Memo())
+            assert _view_of(kept) == _view_of(fresh), f"step {step}"
+            hits += sum(1 for key, entry in memo.pending.entries.items() if current.jobs.get(key) is entry[0])
+        else:
+            kept = core.schedule(current, pol, now, memo=memo, placements_only=True)
+            fresh = core.schedule(current, pol, now, memo=Memo(), placements_only=True)
+            assert _decisions(kept) == _decisions(fresh), f"step {step}"
+            hits += memo.points.hits
         settled_cycles += kept.stats["settled"] > 0
         if check_entries:
             checked += _check_entries(memo, current, pol, now)
@@ -160,6 +179,30 @@ def test_kept_point_derivations_equal_fresh_ones_over_random_changes(seed: int) 
     checked, hits, settled_cycles = _run_chain(seed, 40, Memo(), check_entries=True)
     # not vacuous: entries were reused across moved clocks, compared, and jobs were settled
     assert hits > 1_000 and checked > 1_000 and settled_cycles > 20
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_full_cycles_keep_requests_and_eligibility_across_a_moved_clock(seed: int) -> None:
+    _, kept_entries, _ = _run_chain(seed, 30, Memo(), check_entries=False, full=True)
+    assert kept_entries > 1_000  # entries of unchanged job objects were there to reuse, clock moved
+
+
+class _PendingKeptAcrossViews(PendingDerivations):
+    """Broken: keeps its entries (and so each job's eligibility) when the cluster view changes."""
+
+    def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:
+        if self.cycle is None or self.cycle[1:] != cycle[1:]:
+            self.cycle = cycle
+            self.entries = {}
+        self.hits = 0
+
+
+def test_a_full_cycle_memo_kept_across_views_is_caught() -> None:
+    memo = Memo()
+    memo.pending = _PendingKeptAcrossViews()
+    with pytest.raises(AssertionError):
+        for seed in (4, 5, 6):
+            _run_chain(seed, 30, memo, check_entries=False, full=True)
 
 
 class _KeptAcrossPolicies(PointDerivations):
@@ -216,7 +259,7 @@ def test_a_memo_that_reuses_entries_by_key_is_caught(monkeypatch: pytest.MonkeyP
     memo.points = broken
     real = core._Cycle.run
 
-    def run(self: core._Cycle, started: float) -> core.ScheduleResult:
+    def run(self: core._Cycle, started: float) -> ScheduleResult:
         if self.memo is memo:
             broken.jobs = dict(self.snapshot.jobs)
         return real(self, started)
