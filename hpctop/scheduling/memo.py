@@ -41,9 +41,9 @@ throwaway one when another thread holds it), so results never depend on what ran
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse
+from itertools import compress, count, filterfalse, islice
 from operator import is_not
 from typing import Any
 
@@ -423,6 +423,9 @@ class _MapDiff:
 
     __slots__ = ("keys", "values")
 
+    #: deleted entries found one by one (a C-level scan each) before the whole-map path is cheaper
+    FEW_DELETIONS = 16
+
     def __init__(self) -> None:
         self.keys: list[Any] = []
         self.values: list[Any] = []
@@ -443,19 +446,68 @@ class _MapDiff:
         if len(keys) >= n and keys[:n] == old_keys:
             gone: list[tuple[Any, Any, Any]] = []
         else:
-            # entries left: the survivors, in their old order, must be a prefix of the new keys
-            old = dict(zip(old_keys, old_values, strict=True))
-            gone = [(key, old[key], None) for key in filterfalse(current.__contains__, old_keys)]
-            old_keys = list(filter(current.__contains__, old_keys))
-            n = len(old_keys)
-            if keys[:n] != old_keys:
+            found = _few_deleted(keys, old_keys, old_values, current.__contains__, self.FEW_DELETIONS)
+            if found is None:
                 return None
-            old_values = list(map(old.__getitem__, old_keys))
+            gone, n = found
         moved = compress(range(n), map(is_not, values, old_values))
         changed = gone
         changed.extend((keys[i], old_values[i], values[i]) for i in moved)
         changed.extend((keys[i], None, values[i]) for i in range(n, len(keys)))
         return changed
+
+
+def _first_difference(keys: list[Any], old_keys: list[Any], start: int) -> int:
+    """The first index from ``start`` where the two key lists differ (the shorter one's length if none)."""
+    end = min(len(keys), len(old_keys))
+    while start < end:
+        # identity in C; an equal key that is another object is checked and passed in Python
+        at = next(
+            compress(count(start), map(is_not, islice(keys, start, end), islice(old_keys, start, end))), end
+        )
+        if at == end or keys[at] != old_keys[at]:
+            return at
+        start = at + 1
+    return end
+
+
+def _few_deleted(
+    keys: list[Any],
+    old_keys: list[Any],
+    old_values: list[Any],
+    present: Callable[[Any], bool],
+    limit: int,
+) -> tuple[list[tuple[Any, Any, Any]], int] | None:
+    """The deleted entries ``(key, old object, None)`` in their old order, and the survivors' count.
+
+    ``old_keys`` and ``old_values`` (the caller's to change) are left holding the survivors. The
+    survivors must be a prefix of ``keys`` (None otherwise: an entry moved). A deleted entry is
+    the old key at the first place the two lists differ, so a few are found by one C-level scan
+    each, without the dict of every old entry and the membership test of every old key that
+    the whole-map path (past ``limit`` deletions) pays.
+    """
+    gone: list[tuple[Any, Any, Any]] = []
+    at = 0
+    while True:
+        at = _first_difference(keys, old_keys, at)
+        if at == len(old_keys):
+            return gone, at  # every survivor compared equal: the new keys past them are additions
+        if len(gone) == limit:
+            break
+        key = old_keys[at]
+        if present(key):
+            return None  # a survivor out of place (or a new key before it): moved
+        gone.append((key, old_values[at], None))
+        del old_keys[at], old_values[at]
+    # many deletions: every remaining old key's membership at once
+    old = dict(zip(old_keys, old_values, strict=True))
+    gone.extend((key, old[key], None) for key in filterfalse(present, old_keys))
+    del old_keys[:], old_values[:]  # (only the survivors go on)
+    survivors = list(filter(present, old))
+    if keys[: len(survivors)] != survivors:
+        return None
+    old_values.extend(map(old.__getitem__, survivors))
+    return gone, len(survivors)
 
 
 class PodsByNode:
