@@ -957,8 +957,12 @@ class _Cycle:
         (``releases.KeptReleases``, one per memo: only the nodes whose charges or timed jobs changed
         are redone; the profile showed the from-scratch pass as a third of ``_roll_up``)."""
         profile = self.profile
+        memo = self.memo
+        # what changed since the last cycle (the memo's logs): the lists are patched from them
+        nodes, jobs = memo.take_release_nodes(), memo.jobs.take_release_changes()
+        changed = None if nodes is None or jobs is None else (nodes, jobs)
         try:
-            raw = kept_for(self.memo).update(active, self.charges, self.now)
+            raw = kept_for(memo).update(active, self.charges, self.now, changed, logged=True)
         except ValueError:  # two jobs claim one pod: no kept lists, the old pass (once per job)
             forget(self.memo)
             self.raw_releases = None

@@ -210,10 +210,22 @@ class Memo:
         #: pods whose charge or over status may have changed since ``take_charged`` (the pods of
         #: the nodes whose free state was redone); None: the free state was rebuilt
         self.charged: set[PodKey] | None = None
+        #: nodes whose free state was redone since ``take_release_nodes`` (the running releases'
+        #: log: ``releases.KeptReleases``); None: the free state was rebuilt
+        self.release_nodes: set[str] | None = None
 
     def take_charged(self) -> set[PodKey] | None:
         charged, self.charged = self.charged, set()
         return charged
+
+    def take_release_nodes(self) -> dict[str, dict[PodKey, Charge]] | None:
+        """Each node redone since the last call -> its charges now (None: the free state was rebuilt)."""
+        names, self.release_nodes = self.release_nodes, set()
+        kept = self.kept_free
+        if names is None or kept is None:
+            return None
+        entries = kept.entries
+        return {name: entries[name].charges for name in names}
 
     def clear(self) -> None:
         self.view = None
@@ -230,6 +242,7 @@ class Memo:
         self.running_plans = RunningPlans()
         self.unheld = UnheldMembers()
         self.charged = None
+        self.release_nodes = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -314,6 +327,7 @@ class Memo:
             kept = self.kept_free = self._free_from_scratch(view, pods_by_node)
             self.free_version += 1
             self.charged = None
+            self.release_nodes = None
         else:
             names = [name for name in touched if name in view.nodes]
             if names:
@@ -330,6 +344,11 @@ class Memo:
                         charged.update(entries[name].over)
                     if len(charged) > len(kept.charges) + 64:  # never taken (placements only): bounded
                         self.charged = None
+                release_nodes = self.release_nodes
+                if release_nodes is not None:
+                    release_nodes.update(names)
+                    if len(release_nodes) > len(view.nodes):  # (never more than every node)
+                        self.release_nodes = None
                 self.free_version += 1
         return LiveFree(dict(kept.templates)), dict(kept.charges), dict(kept.used), dict(kept.whole)
 
@@ -586,6 +605,7 @@ class JobSplit:
         "pending",
         "priority_values",
         "rebuilds",
+        "release_changes",
         "running",
         "used",
         "waiting",
@@ -606,6 +626,13 @@ class JobSplit:
         #: (key, old active job or None, new active job or None) since ``take_active_changes``;
         #: None: rebuilt (every active job changed)
         self.active_changes: list[tuple[JobKey, Job | None, Job | None]] | None = None
+        #: the same changes since ``take_release_changes`` (the running releases take them every
+        #: cycle, placements only too; the unheld counts only in full cycles)
+        self.release_changes: list[tuple[JobKey, Job | None, Job | None]] | None = None
+
+    def take_release_changes(self) -> list[tuple[JobKey, Job | None, Job | None]] | None:
+        changes, self.release_changes = self.release_changes, []
+        return changes
 
     def take_active_changes(self) -> list[tuple[JobKey, Job | None, Job | None]] | None:
         changes, self.active_changes = self.active_changes, []
@@ -623,11 +650,11 @@ class JobSplit:
             self.active_version += 1
             self.pending, self.active, self.priority_values = {}, {}, {}
             self.used, self.running, self.demand, self.waiting = {}, {}, {}, {}
-            self.active_changes = None
+            self.active_changes = self.release_changes = None
             changes = [(key, None, job) for key, job in jobs.items()]
         pending, active, values = self.pending, self.active, self.priority_values
         used, running, demand, waiting = self.used, self.running, self.demand, self.waiting
-        log = self.active_changes
+        log, release_log = self.active_changes, self.release_changes
         for key, old, job in changes:
             was_active: Job | None = None
             if old is not None:
@@ -659,10 +686,15 @@ class JobSplit:
                     now_active = job
                 if job.priority_value is not None:
                     values[job.priority_value] = values.get(job.priority_value, 0) + 1
-            if log is not None and (was_active is not None or now_active is not None):
-                log.append((key, was_active, now_active))
+            if was_active is not None or now_active is not None:
+                if log is not None:
+                    log.append((key, was_active, now_active))
+                if release_log is not None:
+                    release_log.append((key, was_active, now_active))
         if log is not None and len(log) > len(active) + 64:  # never taken (placements only): bounded
             self.active_changes = None
+        if release_log is not None and len(release_log) > len(active) + 64:
+            self.release_changes = None
 
     def max_priority_value(self) -> int | None:
         return max(self.priority_values) if self.priority_values else None
