@@ -24,7 +24,7 @@ from hpctop.runtime.session import demo_session
 from hpctop.scheduling.backfill import Profile
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.placement import Charge, Request
-from hpctop.scheduling.releases import KeptReleases, Release, release_times, releases_from_scratch
+from hpctop.scheduling.releases import KeptReleases, Release, kept_for, release_times, releases_from_scratch
 
 NODES = [f"n{i}" for i in range(12)]
 REQUESTS = [Request(1000, 1 << 30, (), 1, 0), Request(500, 1 << 29, (), 0, 250), Request(2000, 0, (), 0, 0)]
@@ -231,7 +231,7 @@ def test_a_cycle_after_placements_only_cycles_patches_from_complete_logs() -> No
     for step in range(6):
         snap = one_event(snap)
         core.schedule(snap, policy(), NOW, memo=memo, placements_only=step % 2 == 0)
-    kept = core.kept_for(memo)
+    kept = kept_for(memo)
     assert kept.patchable and not kept.compared  # the last cycles patched from the logs
     cycle = core._Cycle(snap, policy(), NOW, Memo())
     active = [j for j in snap.jobs.values() if j.key in memo.jobs.active]
