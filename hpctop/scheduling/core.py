@@ -80,6 +80,19 @@ class Outcome:
     reserved_nodes: tuple[str, ...] = ()
     deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
 
+    def copy(self) -> Outcome:
+        """A new outcome with the same fields: ``dataclasses.replace`` cost ~2 us each, ~26 ms per
+        replayed 10k x 50k pass (13k turns); every field positionally (a test checks all are)."""
+        return Outcome(
+            self.order,
+            self.reason,
+            self.eta,
+            self.placement,
+            self.partition,
+            self.reserved_nodes,
+            self.deferred,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class _Step:
@@ -1260,7 +1273,7 @@ class _Cycle:
                         self._replay(done_effects)
                         effects.extend(done_effects)
                         self.profile.budget = done.budget + budget_shift
-                        out = outcomes[key] = replace(done.outcome)
+                        out = outcomes[key] = done.outcome.copy()
                         if not held:
                             order.append(key)
                         if out.placement is not None:
