@@ -17,6 +17,7 @@ which costs next to nothing per request: what is measured is the client side.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import random
@@ -84,6 +85,7 @@ class PageServer:
     def __init__(self, pages: dict[str, list[bytes]]) -> None:
         self.pages = pages
         self.runner: web.AppRunner | None = None
+        self.closing = asyncio.Event()
         self.url = ""
 
     async def _list(self, request: web.Request) -> web.StreamResponse:
@@ -103,12 +105,11 @@ class PageServer:
         kind = "Node" if request.path.endswith("/nodes") else "Pod"
         head = {"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "9"}}
         bookmark = orjson.dumps({"type": "BOOKMARK", "object": head})
-        try:
-            while True:
+        with contextlib.suppress(ConnectionError):
+            while not self.closing.is_set():
                 await response.write(bookmark + b"\n")
-                await asyncio.sleep(BOOKMARK_EVERY)
-        except (ConnectionError, asyncio.CancelledError):
-            pass
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.closing.wait(), BOOKMARK_EVERY)
         return response
 
     async def __aenter__(self) -> PageServer:
@@ -124,6 +125,7 @@ class PageServer:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self.runner is not None
+        self.closing.set()  # open watches end now (the runner's cleanup waits for its handlers)
         await self.runner.cleanup()
 
 
