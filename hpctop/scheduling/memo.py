@@ -32,6 +32,12 @@ What is kept, and why it cannot change an answer:
   (deleted and added again, a job that became a tombstone), the roll-up is rebuilt from
   scratch. Integer sums are exact in any order, so patched sums equal fresh ones.
 
+Why one module of this size: every class here is one kind of derivation kept between cycles
+under the same rule (reused only while the objects it came from are identical), and the cycle
+takes them all from one ``Memo``; the per-job ones (``PendingDerivations``, ``PointDerivations``,
+``RunningPlans``) and the per-node ones share the stamps and the ``_MapDiff`` they are patched
+from. The per-job derivations are the first split to make, into a sibling module, when it grows.
+
 Everything is bounded by the cluster (entries of nodes that left are dropped when the maps
 outgrow the live node count) and the per-view caches are capped. A ``Memo`` is used by one cycle
 at a time (``schedule`` takes the shared one with a non-blocking lock and falls back to a fresh,
