@@ -21,7 +21,7 @@ import threading
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, count, islice
+from itertools import compress, count
 from operator import is_not
 from typing import Any, Generic, TypeVar
 
@@ -32,9 +32,7 @@ V = TypeVar("V")
 MAX_DELETED = 512
 
 
-def align(
-    old: Sequence[K], new: Sequence[K], new_keys: Collection[K], limit: int = MAX_DELETED
-) -> list[int] | None:
+def align(old: list[K], new: list[K], new_keys: Collection[K], limit: int = MAX_DELETED) -> list[int] | None:
     """The old positions deleted, if ``new`` is ``old`` without them plus keys appended; else None.
 
     ``new_keys`` answers ``in`` for the new keys (the new map itself). The scans compare key
@@ -46,7 +44,12 @@ def align(
     i = j = 0
     n_old, n_new = len(old), len(new)
     while i < n_old:
-        step = next(compress(count(), map(is_not, islice(old, i, None), islice(new, j, None))), None)
+        # iterators put at i and j in O(1): ``islice`` would step over (and touch) every key
+        # before them, once per deleted key
+        rest_old, rest_new = iter(old), iter(new)
+        rest_old.__setstate__(i)  # type: ignore[attr-defined]
+        rest_new.__setstate__(j)  # type: ignore[attr-defined]
+        step = next(compress(count(), map(is_not, rest_old, rest_new)), None)
         if step is None:  # one list ran out: the rest of ``new`` is appended, or of ``old`` deleted
             step = min(n_old - i, n_new - j)
             i, j = i + step, j + step
