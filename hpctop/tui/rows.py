@@ -463,9 +463,14 @@ class RowCache:
         for i in positions:
             key, job = keys[i], d.values[i]
             plan = get_plan(key)
-            row = make_row(job, plan)
-            built += 1
             old = out[i] if i < n_kept else None
+            # the same job object with only its plan moved keeps its cleaned cells (replan_row)
+            row = (
+                make_row(job, plan)
+                if old is None or job_of.get(key) is not job
+                else replan_row(old, job, plan)
+            )
+            built += 1
             if old is None or old != row:
                 if old is not None:
                     counts[old.category] -= 1
