@@ -119,12 +119,19 @@ class KubeActuator:
         return self._call(self.core.set_queue_stop_policy(kind, name, namespace, policy))
 
     def close(self) -> None:
-        if self._own is not None:
-            with_timeout = asyncio.run_coroutine_threadsafe(self.core.close(), self.loop)
-            try:
-                with_timeout.result(5)
-            finally:
-                self._own.stop()
+        """Close the core on its loop, then stop the loop; a second close does nothing.
+
+        The loop thread is taken first so that a second call never schedules ``core.close()``
+        on a stopped loop (where the coroutine would never run: a "never awaited" warning).
+        """
+        own, self._own = self._own, None
+        if own is None:
+            return
+        with_timeout = asyncio.run_coroutine_threadsafe(self.core.close(), self.loop)
+        try:
+            with_timeout.result(5)
+        finally:
+            own.stop()
 
 
 __all__ = ["KubeActuator"]

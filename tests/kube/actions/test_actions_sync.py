@@ -9,6 +9,8 @@ deadlock). No looptime: two real loops in two threads.
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 
 import pytest
 
@@ -67,3 +69,16 @@ async def test_read_only_wrapper_over_the_live_actuator(fake: FakeApiServer, con
     finally:
         await asyncio.to_thread(inner.close)
     assert fake.writes() == []
+
+
+async def test_closing_twice_schedules_nothing_on_the_stopped_loop(connection: Connection) -> None:
+    """The console closes its session on quit and again on teardown; the second close is a no-op."""
+    actuator = KubeActuator(KubeActions(KubeClient(connection, read_only=True)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        await asyncio.to_thread(actuator.close)
+        await asyncio.to_thread(actuator.close)
+        gc.collect()
+    never_awaited = [str(w.message) for w in caught if "never awaited" in str(w.message)]
+    assert never_awaited == []
+    assert actuator.loop.is_closed()  # the first close really stopped and closed its own loop
