@@ -137,6 +137,11 @@ class ConfirmScreen(OnceModal[bool]):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error", disabled=not self._can_confirm)
                 yield Button("Cancel (n)", id="confirm-no")
 
+    @property
+    def body_text(self) -> str:
+        """The preview as plain text (what the dialog shows, before it is wrapped to its width)."""
+        return self._body.plain
+
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()  # an Enter typed ahead never confirms
 
