@@ -80,6 +80,19 @@ class Outcome:
     reserved_nodes: tuple[str, ...] = ()
     deferred: tuple[str, tuple[str, ...]] | None = None  # ("resources", partitions) explained at the end
 
+    def copy(self) -> Outcome:
+        """A new outcome with the same fields: ``dataclasses.replace`` cost ~2 us each, ~26 ms per
+        replayed 10k x 50k pass (13k turns); every field positionally (a test checks all are)."""
+        return Outcome(
+            self.order,
+            self.reason,
+            self.eta,
+            self.placement,
+            self.partition,
+            self.reserved_nodes,
+            self.deferred,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class _Step:
@@ -957,8 +970,12 @@ class _Cycle:
         (``releases.KeptReleases``, one per memo: only the nodes whose charges or timed jobs changed
         are redone; the profile showed the from-scratch pass as a third of ``_roll_up``)."""
         profile = self.profile
+        memo = self.memo
+        # what changed since the last cycle (the memo's logs): the lists are patched from them
+        nodes, jobs = memo.take_release_nodes(), memo.jobs.take_release_changes()
+        changed = None if nodes is None or jobs is None else (nodes, jobs)
         try:
-            raw = kept_for(self.memo).update(active, self.charges, self.now)
+            raw = kept_for(memo).update(active, self.charges, self.now, changed, logged=True)
         except ValueError:  # two jobs claim one pod: no kept lists, the old pass (once per job)
             forget(self.memo)
             self.raw_releases = None
@@ -1256,7 +1273,7 @@ class _Cycle:
                         self._replay(done_effects)
                         effects.extend(done_effects)
                         self.profile.budget = done.budget + budget_shift
-                        out = outcomes[key] = replace(done.outcome)
+                        out = outcomes[key] = done.outcome.copy()
                         if not held:
                             order.append(key)
                         if out.placement is not None:

@@ -41,9 +41,9 @@ throwaway one when another thread holds it), so results never depend on what ran
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse
+from itertools import compress, count, filterfalse, islice
 from operator import is_not
 from typing import Any
 
@@ -210,10 +210,22 @@ class Memo:
         #: pods whose charge or over status may have changed since ``take_charged`` (the pods of
         #: the nodes whose free state was redone); None: the free state was rebuilt
         self.charged: set[PodKey] | None = None
+        #: nodes whose free state was redone since ``take_release_nodes`` (the running releases'
+        #: log: ``releases.KeptReleases``); None: the free state was rebuilt
+        self.release_nodes: set[str] | None = None
 
     def take_charged(self) -> set[PodKey] | None:
         charged, self.charged = self.charged, set()
         return charged
+
+    def take_release_nodes(self) -> dict[str, dict[PodKey, Charge]] | None:
+        """Each node redone since the last call -> its charges now (None: the free state was rebuilt)."""
+        names, self.release_nodes = self.release_nodes, set()
+        kept = self.kept_free
+        if names is None or kept is None:
+            return None
+        entries = kept.entries
+        return {name: entries[name].charges for name in names}
 
     def clear(self) -> None:
         self.view = None
@@ -230,6 +242,7 @@ class Memo:
         self.running_plans = RunningPlans()
         self.unheld = UnheldMembers()
         self.charged = None
+        self.release_nodes = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -314,6 +327,7 @@ class Memo:
             kept = self.kept_free = self._free_from_scratch(view, pods_by_node)
             self.free_version += 1
             self.charged = None
+            self.release_nodes = None
         else:
             names = [name for name in touched if name in view.nodes]
             if names:
@@ -330,6 +344,11 @@ class Memo:
                         charged.update(entries[name].over)
                     if len(charged) > len(kept.charges) + 64:  # never taken (placements only): bounded
                         self.charged = None
+                release_nodes = self.release_nodes
+                if release_nodes is not None:
+                    release_nodes.update(names)
+                    if len(release_nodes) > len(view.nodes):  # (never more than every node)
+                        self.release_nodes = None
                 self.free_version += 1
         return LiveFree(dict(kept.templates)), dict(kept.charges), dict(kept.used), dict(kept.whole)
 
@@ -423,6 +442,9 @@ class _MapDiff:
 
     __slots__ = ("keys", "values")
 
+    #: deleted entries found one by one (a C-level scan each) before the whole-map path is cheaper
+    FEW_DELETIONS = 16
+
     def __init__(self) -> None:
         self.keys: list[Any] = []
         self.values: list[Any] = []
@@ -443,19 +465,68 @@ class _MapDiff:
         if len(keys) >= n and keys[:n] == old_keys:
             gone: list[tuple[Any, Any, Any]] = []
         else:
-            # entries left: the survivors, in their old order, must be a prefix of the new keys
-            old = dict(zip(old_keys, old_values, strict=True))
-            gone = [(key, old[key], None) for key in filterfalse(current.__contains__, old_keys)]
-            old_keys = list(filter(current.__contains__, old_keys))
-            n = len(old_keys)
-            if keys[:n] != old_keys:
+            found = _few_deleted(keys, old_keys, old_values, current.__contains__, self.FEW_DELETIONS)
+            if found is None:
                 return None
-            old_values = list(map(old.__getitem__, old_keys))
+            gone, n = found
         moved = compress(range(n), map(is_not, values, old_values))
         changed = gone
         changed.extend((keys[i], old_values[i], values[i]) for i in moved)
         changed.extend((keys[i], None, values[i]) for i in range(n, len(keys)))
         return changed
+
+
+def _first_difference(keys: list[Any], old_keys: list[Any], start: int) -> int:
+    """The first index from ``start`` where the two key lists differ (the shorter one's length if none)."""
+    end = min(len(keys), len(old_keys))
+    while start < end:
+        # identity in C; an equal key that is another object is checked and passed in Python
+        at = next(
+            compress(count(start), map(is_not, islice(keys, start, end), islice(old_keys, start, end))), end
+        )
+        if at == end or keys[at] != old_keys[at]:
+            return at
+        start = at + 1
+    return end
+
+
+def _few_deleted(
+    keys: list[Any],
+    old_keys: list[Any],
+    old_values: list[Any],
+    present: Callable[[Any], bool],
+    limit: int,
+) -> tuple[list[tuple[Any, Any, Any]], int] | None:
+    """The deleted entries ``(key, old object, None)`` in their old order, and the survivors' count.
+
+    ``old_keys`` and ``old_values`` (the caller's to change) are left holding the survivors. The
+    survivors must be a prefix of ``keys`` (None otherwise: an entry moved). A deleted entry is
+    the old key at the first place the two lists differ, so a few are found by one C-level scan
+    each, without the dict of every old entry and the membership test of every old key that
+    the whole-map path (past ``limit`` deletions) pays.
+    """
+    gone: list[tuple[Any, Any, Any]] = []
+    at = 0
+    while True:
+        at = _first_difference(keys, old_keys, at)
+        if at == len(old_keys):
+            return gone, at  # every survivor compared equal: the new keys past them are additions
+        if len(gone) == limit:
+            break
+        key = old_keys[at]
+        if present(key):
+            return None  # a survivor out of place (or a new key before it): moved
+        gone.append((key, old_values[at], None))
+        del old_keys[at], old_values[at]
+    # many deletions: every remaining old key's membership at once
+    old = dict(zip(old_keys, old_values, strict=True))
+    gone.extend((key, old[key], None) for key in filterfalse(present, old_keys))
+    del old_keys[:], old_values[:]  # (only the survivors go on)
+    survivors = list(filter(present, old))
+    if keys[: len(survivors)] != survivors:
+        return None
+    old_values.extend(map(old.__getitem__, survivors))
+    return gone, len(survivors)
 
 
 class PodsByNode:
@@ -534,6 +605,7 @@ class JobSplit:
         "pending",
         "priority_values",
         "rebuilds",
+        "release_changes",
         "running",
         "used",
         "waiting",
@@ -554,6 +626,13 @@ class JobSplit:
         #: (key, old active job or None, new active job or None) since ``take_active_changes``;
         #: None: rebuilt (every active job changed)
         self.active_changes: list[tuple[JobKey, Job | None, Job | None]] | None = None
+        #: the same changes since ``take_release_changes`` (the running releases take them every
+        #: cycle, placements only too; the unheld counts only in full cycles)
+        self.release_changes: list[tuple[JobKey, Job | None, Job | None]] | None = None
+
+    def take_release_changes(self) -> list[tuple[JobKey, Job | None, Job | None]] | None:
+        changes, self.release_changes = self.release_changes, []
+        return changes
 
     def take_active_changes(self) -> list[tuple[JobKey, Job | None, Job | None]] | None:
         changes, self.active_changes = self.active_changes, []
@@ -571,11 +650,11 @@ class JobSplit:
             self.active_version += 1
             self.pending, self.active, self.priority_values = {}, {}, {}
             self.used, self.running, self.demand, self.waiting = {}, {}, {}, {}
-            self.active_changes = None
+            self.active_changes = self.release_changes = None
             changes = [(key, None, job) for key, job in jobs.items()]
         pending, active, values = self.pending, self.active, self.priority_values
         used, running, demand, waiting = self.used, self.running, self.demand, self.waiting
-        log = self.active_changes
+        log, release_log = self.active_changes, self.release_changes
         for key, old, job in changes:
             was_active: Job | None = None
             if old is not None:
@@ -607,10 +686,15 @@ class JobSplit:
                     now_active = job
                 if job.priority_value is not None:
                     values[job.priority_value] = values.get(job.priority_value, 0) + 1
-            if log is not None and (was_active is not None or now_active is not None):
-                log.append((key, was_active, now_active))
+            if was_active is not None or now_active is not None:
+                if log is not None:
+                    log.append((key, was_active, now_active))
+                if release_log is not None:
+                    release_log.append((key, was_active, now_active))
         if log is not None and len(log) > len(active) + 64:  # never taken (placements only): bounded
             self.active_changes = None
+        if release_log is not None and len(release_log) > len(active) + 64:
+            self.release_changes = None
 
     def max_priority_value(self) -> int | None:
         return max(self.priority_values) if self.priority_values else None

@@ -282,6 +282,23 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     reason, the ETA and the order, and each is None for a job that is not pending (``merge`` and
     :func:`queue_order` say so), so a running or finished job's row needs no owner lookup (P4's
     first view builds a row per job: most of them running)."""
+    return _row(job, plan, _cell(job.id), _cell(job.name), _cell(job.user), _cell(job.queue or ""))
+
+
+def replan_row(row: JobRow, job: Job, plan: JobPlan | None) -> JobRow:
+    """``make_row(job, plan)`` for the job ``row`` was made from (the same ``Job`` object), with a
+    different plan: the sanitised id, name, user and queue cells are the old row's.
+
+    Why (issue 16, P4): the console shows the rows of a big cluster while its first lists stream
+    in, without plans (the core waits for the last list), so the first core run gives every row a
+    plan its row did not have: each row was built twice from nothing. The plan changes none of
+    these four cells; what it does change (partition, PRIO, reason, ETA, order, the haystack) is
+    computed as :func:`make_row` does (``tests/tui/test_rows_replan.py``: equal to a fresh build)."""
+    return _row(job, plan, row.id, row.name, row.user, row.queue)
+
+
+def _row(job: Job, plan: JobPlan | None, row_id: str, name: str, user: str, queue: str) -> JobRow:
+    """The row of ``job`` under ``plan``, given its four job-only cells already sanitised."""
     state = job.state
     pending = state.is_pending
     reason = ""
@@ -297,12 +314,8 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         eta_source = view.eta_source
     elif state.is_finished:
         reason = state.value
-    queue = _cell(job.queue or "")
     partition = _cell((plan.partition if plan and plan.partition else job.partition) or "")
     prio = plan.priority.total if plan else (job.priority_value or 0)
-    row_id = _cell(job.id)
-    name = _cell(job.name)
-    user = _cell(job.user)
     order = queue_order(job, plan) if pending else None
     category = _CATEGORY[state]
     hay = " ".join((row_id, name, user, queue, partition, state.code, state.value, reason)).lower()
@@ -408,8 +421,9 @@ class RowCache:
         for key in changed:
             job = jobs[key]
             plan = get_plan(key)
-            row = make_row(job, plan)
             old = row_of.get(key)
+            # the same job with another plan (the first core run after the lists): its cells kept
+            row = make_row(job, plan) if old is None or job_of[key] is not job else replan_row(old, job, plan)
             if old is None or old != row:
                 row_of[key] = row
                 replaced += 1
