@@ -174,6 +174,10 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 def fmt_gpus(gpus: float) -> str:
+    """``8``, ``0.81`` (a share of a GPU), ``-`` for a job that asks for no GPU: ``hpctop jobs``
+    writes it so (as squeue leaves TRES empty), and a column of 0s read as jobs given nothing."""
+    if not gpus:
+        return "-"
     return f"{gpus:g}" if gpus < 100 else f"{gpus:.0f}"
 
 
@@ -206,10 +210,21 @@ def waiting_ranks(rows: Sequence[JobRow]) -> dict[JobKey, int]:
     return dict(zip(map(_key_of, waiting), range(1, len(waiting) + 1), strict=True))
 
 
-def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
+#: TIME's label where WAIT is not shown and TIME holds a waiting job's wait (:func:`cells`)
+TIME_OR_WAIT = "TIME/WAIT"
+
+
+def cells(row: JobRow, now: float, rank: int | None = None, wait_in_time: bool = False) -> tuple[str, ...]:
     """The displayed text of each column, in :data:`COLUMNS` order; ``rank``: the ORDER shown
-    (:func:`waiting_ranks`; without it, the core's own number)."""
+    (:func:`waiting_ranks`; without it, the core's own number). ``wait_in_time``: the pane is too
+    narrow for WAIT (80 columns), so a job that has not started shows its wait under TIME (labelled
+    :data:`TIME_OR_WAIT`): its run time, squeue's 0:00, said nothing, and the wait was nowhere."""
     order = rank if rank is not None else row.order
+    waited = fmt_duration(row.waited(now)) if row.submit > 0 else ""  # 0: not known (no 1970 submits)
+    if wait_in_time and row.start is None and row.end is None:  # still waiting (not ended unstarted)
+        time_text = waited
+    else:
+        time_text = fmt_duration(row.elapsed(now))
     return (
         row.id,
         row.user,
@@ -220,8 +235,8 @@ def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
         str(row.prio),
         row.gang,
         fmt_gpus(row.gpus),
-        fmt_duration(row.elapsed(now)),
-        fmt_duration(row.waited(now)) if row.submit > 0 else "",  # 0: not known (1970 is no submit time)
+        time_text,
+        waited,
         (FORECAST_MARK if row.eta_source == "forecast" and row.eta is not None else "")
         + (fmt_eta(row.eta, now) if row.state.is_pending else ""),
         row.reason,
