@@ -376,8 +376,11 @@ class Profile:
         return end if end > self.now else self.now + 1.0
 
     def add_release(self, node: str, end: float, req: Request, indices: tuple[int, ...]) -> None:
-        # kept sorted by time: searches walk a node's releases in order and stop early
-        bisect.insort(self.releases.setdefault(node, []), (self.release_time(end), req, indices), key=_when)
+        # kept sorted by time: searches walk a node's releases in order and stop early; a new list,
+        # never the old one changed (a cycle starts from the kept lists themselves: ``releases``)
+        mine = list(self.releases.get(node, ()))
+        bisect.insort(mine, (self.release_time(end), req, indices), key=_when)
+        self.releases[node] = mine
         self.touch(node)
 
     def add_releases(self, per_node: dict[str, list[tuple[float, Request, tuple[int, ...]]]]) -> None:

@@ -32,6 +32,12 @@ What is kept, and why it cannot change an answer:
   (deleted and added again, a job that became a tombstone), the roll-up is rebuilt from
   scratch. Integer sums are exact in any order, so patched sums equal fresh ones.
 
+Why one module of this size: every class here is one kind of derivation kept between cycles
+under the same rule (reused only while the objects it came from are identical), and the cycle
+takes them all from one ``Memo``; the per-job ones (``PendingDerivations``, ``PointDerivations``,
+``RunningPlans``) and the per-node ones share the stamps and the ``_MapDiff`` they are patched
+from. The per-job derivations are the first split to make, into a sibling module, when it grows.
+
 Everything is bounded by the cluster (entries of nodes that left are dropped when the maps
 outgrow the live node count) and the per-view caches are capped. A ``Memo`` is used by one cycle
 at a time (``schedule`` takes the shared one with a non-blocking lock and falls back to a fresh,
@@ -41,9 +47,9 @@ throwaway one when another thread holds it), so results never depend on what ran
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse
+from itertools import compress, count, filterfalse, islice
 from operator import is_not
 from typing import Any
 
@@ -197,6 +203,7 @@ class Memo:
         self.jobs = JobSplit()
         self.kept_free: KeptFree | None = None
         self.pending = PendingDerivations()
+        self.points = PointDerivations()
         #: bumped whenever the kept free state changes (``core.PassRecord``'s stamp)
         self.free_version = 0
         self.pass_record: Any = None  # core.PassRecord (no import cycle)
@@ -210,10 +217,22 @@ class Memo:
         #: pods whose charge or over status may have changed since ``take_charged`` (the pods of
         #: the nodes whose free state was redone); None: the free state was rebuilt
         self.charged: set[PodKey] | None = None
+        #: nodes whose free state was redone since ``take_release_nodes`` (the running releases'
+        #: log: ``releases.KeptReleases``); None: the free state was rebuilt
+        self.release_nodes: set[str] | None = None
 
     def take_charged(self) -> set[PodKey] | None:
         charged, self.charged = self.charged, set()
         return charged
+
+    def take_release_nodes(self) -> dict[str, dict[PodKey, Charge]] | None:
+        """Each node redone since the last call -> its charges now (None: the free state was rebuilt)."""
+        names, self.release_nodes = self.release_nodes, set()
+        kept = self.kept_free
+        if names is None or kept is None:
+            return None
+        entries = kept.entries
+        return {name: entries[name].charges for name in names}
 
     def clear(self) -> None:
         self.view = None
@@ -223,6 +242,7 @@ class Memo:
         self.jobs = JobSplit()
         self.kept_free = None
         self.pending = PendingDerivations()
+        self.points = PointDerivations()
         self.free_version += 1
         self.pass_record = None
         self.priority_terms = {}
@@ -230,6 +250,7 @@ class Memo:
         self.running_plans = RunningPlans()
         self.unheld = UnheldMembers()
         self.charged = None
+        self.release_nodes = None
 
     # -- the static side ----------------------------------------------------------------------
 
@@ -314,6 +335,7 @@ class Memo:
             kept = self.kept_free = self._free_from_scratch(view, pods_by_node)
             self.free_version += 1
             self.charged = None
+            self.release_nodes = None
         else:
             names = [name for name in touched if name in view.nodes]
             if names:
@@ -330,6 +352,11 @@ class Memo:
                         charged.update(entries[name].over)
                     if len(charged) > len(kept.charges) + 64:  # never taken (placements only): bounded
                         self.charged = None
+                release_nodes = self.release_nodes
+                if release_nodes is not None:
+                    release_nodes.update(names)
+                    if len(release_nodes) > len(view.nodes):  # (never more than every node)
+                        self.release_nodes = None
                 self.free_version += 1
         return LiveFree(dict(kept.templates)), dict(kept.charges), dict(kept.used), dict(kept.whole)
 
@@ -423,6 +450,9 @@ class _MapDiff:
 
     __slots__ = ("keys", "values")
 
+    #: deleted entries found one by one (a C-level scan each) before the whole-map path is cheaper
+    FEW_DELETIONS = 16
+
     def __init__(self) -> None:
         self.keys: list[Any] = []
         self.values: list[Any] = []
@@ -443,19 +473,68 @@ class _MapDiff:
         if len(keys) >= n and keys[:n] == old_keys:
             gone: list[tuple[Any, Any, Any]] = []
         else:
-            # entries left: the survivors, in their old order, must be a prefix of the new keys
-            old = dict(zip(old_keys, old_values, strict=True))
-            gone = [(key, old[key], None) for key in filterfalse(current.__contains__, old_keys)]
-            old_keys = list(filter(current.__contains__, old_keys))
-            n = len(old_keys)
-            if keys[:n] != old_keys:
+            found = _few_deleted(keys, old_keys, old_values, current.__contains__, self.FEW_DELETIONS)
+            if found is None:
                 return None
-            old_values = list(map(old.__getitem__, old_keys))
+            gone, n = found
         moved = compress(range(n), map(is_not, values, old_values))
         changed = gone
         changed.extend((keys[i], old_values[i], values[i]) for i in moved)
         changed.extend((keys[i], None, values[i]) for i in range(n, len(keys)))
         return changed
+
+
+def _first_difference(keys: list[Any], old_keys: list[Any], start: int) -> int:
+    """The first index from ``start`` where the two key lists differ (the shorter one's length if none)."""
+    end = min(len(keys), len(old_keys))
+    while start < end:
+        # identity in C; an equal key that is another object is checked and passed in Python
+        at = next(
+            compress(count(start), map(is_not, islice(keys, start, end), islice(old_keys, start, end))), end
+        )
+        if at == end or keys[at] != old_keys[at]:
+            return at
+        start = at + 1
+    return end
+
+
+def _few_deleted(
+    keys: list[Any],
+    old_keys: list[Any],
+    old_values: list[Any],
+    present: Callable[[Any], bool],
+    limit: int,
+) -> tuple[list[tuple[Any, Any, Any]], int] | None:
+    """The deleted entries ``(key, old object, None)`` in their old order, and the survivors' count.
+
+    ``old_keys`` and ``old_values`` (the caller's to change) are left holding the survivors. The
+    survivors must be a prefix of ``keys`` (None otherwise: an entry moved). A deleted entry is
+    the old key at the first place the two lists differ, so a few are found by one C-level scan
+    each, without the dict of every old entry and the membership test of every old key that
+    the whole-map path (past ``limit`` deletions) pays.
+    """
+    gone: list[tuple[Any, Any, Any]] = []
+    at = 0
+    while True:
+        at = _first_difference(keys, old_keys, at)
+        if at == len(old_keys):
+            return gone, at  # every survivor compared equal: the new keys past them are additions
+        if len(gone) == limit:
+            break
+        key = old_keys[at]
+        if present(key):
+            return None  # a survivor out of place (or a new key before it): moved
+        gone.append((key, old_values[at], None))
+        del old_keys[at], old_values[at]
+    # many deletions: every remaining old key's membership at once
+    old = dict(zip(old_keys, old_values, strict=True))
+    gone.extend((key, old[key], None) for key in filterfalse(present, old_keys))
+    del old_keys[:], old_values[:]  # (only the survivors go on)
+    survivors = list(filter(present, old))
+    if keys[: len(survivors)] != survivors:
+        return None
+    old_values.extend(map(old.__getitem__, survivors))
+    return gone, len(survivors)
 
 
 class PodsByNode:
@@ -534,6 +613,7 @@ class JobSplit:
         "pending",
         "priority_values",
         "rebuilds",
+        "release_changes",
         "running",
         "used",
         "waiting",
@@ -554,6 +634,13 @@ class JobSplit:
         #: (key, old active job or None, new active job or None) since ``take_active_changes``;
         #: None: rebuilt (every active job changed)
         self.active_changes: list[tuple[JobKey, Job | None, Job | None]] | None = None
+        #: the same changes since ``take_release_changes`` (the running releases take them every
+        #: cycle, placements only too; the unheld counts only in full cycles)
+        self.release_changes: list[tuple[JobKey, Job | None, Job | None]] | None = None
+
+    def take_release_changes(self) -> list[tuple[JobKey, Job | None, Job | None]] | None:
+        changes, self.release_changes = self.release_changes, []
+        return changes
 
     def take_active_changes(self) -> list[tuple[JobKey, Job | None, Job | None]] | None:
         changes, self.active_changes = self.active_changes, []
@@ -571,11 +658,11 @@ class JobSplit:
             self.active_version += 1
             self.pending, self.active, self.priority_values = {}, {}, {}
             self.used, self.running, self.demand, self.waiting = {}, {}, {}, {}
-            self.active_changes = None
+            self.active_changes = self.release_changes = None
             changes = [(key, None, job) for key, job in jobs.items()]
         pending, active, values = self.pending, self.active, self.priority_values
         used, running, demand, waiting = self.used, self.running, self.demand, self.waiting
-        log = self.active_changes
+        log, release_log = self.active_changes, self.release_changes
         for key, old, job in changes:
             was_active: Job | None = None
             if old is not None:
@@ -607,10 +694,15 @@ class JobSplit:
                     now_active = job
                 if job.priority_value is not None:
                     values[job.priority_value] = values.get(job.priority_value, 0) + 1
-            if log is not None and (was_active is not None or now_active is not None):
-                log.append((key, was_active, now_active))
+            if was_active is not None or now_active is not None:
+                if log is not None:
+                    log.append((key, was_active, now_active))
+                if release_log is not None:
+                    release_log.append((key, was_active, now_active))
         if log is not None and len(log) > len(active) + 64:  # never taken (placements only): bounded
             self.active_changes = None
+        if release_log is not None and len(release_log) > len(active) + 64:
+            self.release_changes = None
 
     def max_priority_value(self) -> int | None:
         return max(self.priority_values) if self.priority_values else None
@@ -640,17 +732,20 @@ def _take(
 
 
 class PendingDerivations:
-    """Per pending job: its member ``Request`` and its priority breakdown, kept between cycles.
+    """Per pending job: its member ``Request``, eligibility, priority total and breakdown, kept.
 
-    Why: every cycle derived a ``Request`` and a priority breakdown (five factors, two dicts) for
-    every pending job (13k at 10k nodes x 50k pods), although an event changes the inputs of few
-    of them. A breakdown is a pure function of the job object, the cycle's ``now``, weights and
-    normalisers (``cycle``), the job's ``Eligibility`` (its partitions: tier and union capacity;
-    kept per view, so an identical object means identical partitions) and its queue's
-    fair-share factor. An entry is reused only when all of those are the same (job and
-    eligibility by identity, the rest by equality); the cycle-wide ones are checked once per
-    cycle (``begin``). A finished pod changes one queue's usage and so the factor of that
-    queue's jobs only: the others keep their breakdowns.
+    Why: every cycle derived a ``Request``, an ``Eligibility`` and a priority breakdown (five
+    factors, two dicts) for every pending job (13k at 10k nodes x 50k pods), although an event
+    changes the inputs of few of them. The request is a function of the job object alone and
+    the eligibility of the job object and the cluster view (its cache is per view), so both are
+    kept while the job object (identity) and the view (``begin``) are the same, across a moved
+    ``now`` (the console's view read every 60 virtual s in P7: before session 15 the entries
+    were dropped at every new ``now``). A breakdown is a pure function of the job object, the
+    cycle's ``now``, weights and normalisers (``cycle``), the job's eligibility (tier and union
+    capacity) and its queue's fair-share factor; its total and breakdown are reused only when
+    ``now`` and the factor are the same as the entry's (the weights and normalisers are checked
+    once per cycle). A finished pod changes one queue's usage and so the factor of that queue's
+    jobs only: the others keep their breakdowns.
     """
 
     __slots__ = ("cycle", "entries", "hits")
@@ -658,18 +753,59 @@ class PendingDerivations:
     def __init__(self) -> None:
         self.cycle: tuple[object, ...] | None = None
         #: job key -> (job, request, eligibility, fair-share factor, priority total, [breakdown or
-        #: None until a plan or placement reads it])
-        self.entries: dict[JobKey, tuple[Job, Any, Any, float, int, list[Any]]] = {}
+        #: None until a plan or placement reads it], the ``now`` of the total)
+        self.entries: dict[JobKey, tuple[Job, Any, Any, float, int, list[Any], float]] = {}
         self.hits = 0
 
     def begin(self, cycle: tuple[object, ...], pending: Collection[JobKey]) -> None:
-        """Start a cycle with these cycle-wide inputs; drop everything when they changed."""
-        if self.cycle != cycle:
+        """Start a cycle with these cycle-wide inputs (the view first, by identity; the weights
+        and normalisers by equality); drop everything when they changed."""
+        kept = self.cycle
+        if kept is None or kept[0] is not cycle[0] or kept[1:] != cycle[1:]:
             self.cycle = cycle
             self.entries = {}
         elif len(self.entries) > 2 * len(pending) + 64:
             self.entries = {key: value for key, value in self.entries.items() if key in pending}
         self.hits = 0
+
+
+class PointDerivations:
+    """Per pending job, what a placements-only cycle derives before it orders the jobs, kept
+    across cycles: the member ``Request``, the ``Eligibility`` and whether ``settled`` stops the
+    job on something other than its quota.
+
+    Why: the simulator's scheduling points (P7) run one placements-only cycle every 10 virtual
+    seconds over ~800 pending jobs, of which only a few changed since the last point; each
+    cycle derived all three again for every job (``settled``, ``eligibility`` and hashing the
+    request: ~30 % of a point's core, issue 16 session 15). All three are pure functions of the
+    job object, the cluster view (partitions, node matching: ``eligibility``'s cache is per
+    view), the policy (closed queues) and the job's queue path, and none reads ``now`` or
+    usage: the quota check, the one part of ``settled`` that reads usage, is not kept. An entry
+    is used only for the same job object (identity) and path; the view and the policy are
+    checked once per cycle (``begin``: identity, the policy also by equality) and everything is
+    dropped when either changed. ``PendingDerivations`` is the full cycle's counterpart.
+    """
+
+    __slots__ = ("entries", "hits", "stamp")
+
+    def __init__(self) -> None:
+        self.stamp: tuple[ClusterView, Policy] | None = None
+        #: job key -> (job, queue path, request, eligibility, stopped before its quota is read)
+        self.entries: dict[JobKey, tuple[Job, str, Any, Any, bool]] = {}
+        self.hits = 0
+
+    def begin(
+        self, view: ClusterView, policy: Policy, pending: Collection[JobKey]
+    ) -> dict[JobKey, tuple[Job, str, Any, Any, bool]]:
+        """The entries for a cycle on ``view`` and ``policy``; all dropped when either changed."""
+        stamp = self.stamp
+        if stamp is None or stamp[0] is not view or (stamp[1] is not policy and stamp[1] != policy):
+            self.stamp = (view, policy)
+            self.entries = {}
+        elif len(self.entries) > 2 * len(pending) + 64:
+            self.entries = {key: value for key, value in self.entries.items() if key in pending}
+        self.hits = 0
+        return self.entries
 
 
 class RunningPlans:

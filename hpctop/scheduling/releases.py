@@ -36,6 +36,10 @@ from hpctop.scheduling.placement import Charge, Request
 #: (time, request, GPU indices) of one pod giving back what it holds, as ``backfill.Profile`` keeps it
 Release = tuple[float, Request, tuple[int, ...]]
 
+#: what changed since the last cycle, from the memo's logs: each node whose charges were redone
+#: -> its charges now (empty: none), and ``(job key, old running job or None, new or None)``
+Changes = tuple[Mapping[str, Mapping[PodKey, Charge]], Sequence[tuple[JobKey, Job | None, Job | None]]]
+
 _LIMIT = attrgetter("time_limit")
 
 
@@ -70,10 +74,12 @@ class KeptReleases:
         "by_node",
         "charge_keys",
         "charges",
+        "compared",
         "ends",
         "jobs",
         "lists",
         "owner",
+        "patchable",
         "rebuilt_nodes",
         "volatile",
     )
@@ -88,11 +94,27 @@ class KeptReleases:
         self.volatile: dict[JobKey, Job] = {}  # jobs without a start time: they end at now + limit
         self.lists: dict[str, list[Release]] = {}
         self.rebuilt_nodes = 0  # nodes redone, over the cache's life (tests and profiles read it)
+        #: the lists were built or patched with every change since logged (``update``'s ``changed``)
+        self.patchable = False
+        #: the identity maps (``charges``, ``charge_keys``, ``jobs``) are those of the last call
+        self.compared = True
 
     def update(
-        self, active: Sequence[Job], charges: Mapping[PodKey, Charge], now: float
+        self,
+        active: Sequence[Job],
+        charges: Mapping[PodKey, Charge],
+        now: float,
+        changed: Changes | None = None,
+        *,
+        logged: bool = False,
     ) -> dict[str, list[Release]]:
         """Per node, the raw releases of ``active``'s charged pods (the kept lists: read only).
+
+        ``changed``, when given, says what changed since the last call (the nodes whose charges
+        were redone with each one's charges now, and the running jobs that came, went or
+        changed: the memo's logs) and the lists are patched from it alone; without it (or on the
+        first call, or when the last call said its logs did not start with it: ``logged``) every
+        charge and timed job is compared by identity with the last call's.
 
         Raises ``ValueError`` when two running jobs claim the same pod or share a key, or one
         charge object stands for two pods (no store or ``free_of`` builds that; the caller then
@@ -100,8 +122,17 @@ class KeptReleases:
         left inconsistent and must be dropped.
         """
         dirty: set[str] = set()
-        self._charges_changed(charges, dirty)
-        self._jobs_changed(active, charges, dirty)
+        if changed is not None and self.patchable:
+            self._patch(changed, charges, dirty)
+            self.compared = False
+        else:
+            if not self.compared:  # the identity maps are stale after patches: start afresh
+                self._reset(dirty)
+            self._charges_changed(charges, dirty)
+            self._jobs_changed(active, charges, dirty)
+            self.compared = True
+        # the next call may patch from the logs when they start at this call (the caller's word)
+        self.patchable = logged
         for job in self.volatile.values():  # their end moves with the clock
             for pod_key in job.pods:
                 charge = charges.get(pod_key)
@@ -126,6 +157,60 @@ class KeptReleases:
                 lists.pop(node, None)
         self.rebuilt_nodes += len(dirty)
         return lists
+
+    def _reset(self, dirty: set[str]) -> None:
+        """Forget everything (every node with a list is redone): the next comparison adds it all."""
+        dirty.update(self.lists)
+        self.charges, self.charge_keys, self.by_node, self.jobs = {}, {}, {}, {}
+        self.owner, self.ends, self.volatile = {}, {}, {}
+
+    def _patch(self, changed: Changes, charges: Mapping[PodKey, Charge], dirty: set[str]) -> None:
+        """The kept maps patched from the logs: no pass over every charge and timed job.
+
+        The identity maps of the full comparison (``charges``, ``charge_keys``, ``jobs``) are
+        not kept up to date here; a call without logs starts them afresh (``patchable``).
+        """
+        nodes, job_changes = changed
+        by_node, owner, ends, volatile = self.by_node, self.owner, self.ends, self.volatile
+        for node, now_held in nodes.items():
+            if now_held:
+                by_node[node] = dict(now_held)
+            else:
+                by_node.pop(node, None)
+            dirty.add(node)
+        # per job its first old and its last new object (a log may hold a key more than once);
+        # every old one out first, then the new ones in, as the full comparison does
+        first_old: dict[JobKey, Job | None] = {}
+        last_new: dict[JobKey, Job | None] = {}
+        for key, old, new in job_changes:
+            first_old.setdefault(key, old)
+            last_new[key] = new
+        for key, old in first_old.items():
+            if old is None or not old.time_limit:
+                continue
+            for pod_key in old.pods:
+                if owner.get(pod_key) == key:
+                    del owner[pod_key]
+                charge = charges.get(pod_key)
+                if charge is not None:
+                    dirty.add(charge.node)
+            ends.pop(key, None)
+            volatile.pop(key, None)
+        for key, job in last_new.items():
+            if job is None or not job.time_limit:
+                continue
+            if key in ends or key in volatile:
+                raise ValueError(f"two running jobs {key}")
+            for pod_key in job.pods:
+                if owner.setdefault(pod_key, key) != key:
+                    raise ValueError(f"pod {pod_key} is claimed by two running jobs")
+                charge = charges.get(pod_key)
+                if charge is not None:
+                    dirty.add(charge.node)
+            if job.start_time is not None:
+                ends[key] = job.start_time + job.time_limit
+            else:
+                volatile[key] = job
 
     def _charges_changed(self, charges: Mapping[PodKey, Charge], dirty: set[str]) -> None:
         old, old_keys, by_node = self.charges, self.charge_keys, self.by_node
@@ -186,12 +271,13 @@ class KeptReleases:
 
 def release_times(raw: Mapping[str, list[Release]], now: float) -> dict[str, list[Release]]:
     """The lists ``backfill.Profile.add_releases`` makes of ``raw`` (an end at or before ``now``
-    becomes now + 1 s), as new lists."""
+    becomes now + 1 s): a node's raw list itself when nothing on it is overdue (read only: the
+    profile replaces a node's list when it adds to it, ``Profile.add_release``), else a new one."""
     out: dict[str, list[Release]] = {}
     later = now + 1.0
     for node, entries in raw.items():
         if entries[0][0] > now:
-            out[node] = entries[:]  # sorted already, nothing overdue: a copy the cycle may extend
+            out[node] = entries  # sorted already, nothing overdue: shared, never changed in place
         else:
             timed = [(end if end > now else later, req, indices) for end, req, indices in entries]
             timed.sort(key=_when)

@@ -90,9 +90,39 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
     def _show_charts(self, shown: bool) -> None:
         was = self.has_class("-charts")
         self.set_class(shown, "-charts")
+        if shown:
+            self.remove_class("-top")  # the charts take the top panes' place again
         if shown and not was and self.screen_stack:
             with contextlib.suppress(NoMatches):
                 self._main(ChartsPane, "#charts").update_from(self.history)
+        self._focus_a_shown_pane()
+
+    def top_hidden(self) -> bool:
+        """Whether the stylesheet hides the GPU and queue panes (hpctop.tcss): under 20 rows unless
+        1 or 2 asked for them, and below 44 rows while the charts are shown in their place."""
+        if self.has_class("-charts"):
+            return not self.has_class("-h-tall")
+        return self.has_class("-h-tiny") and not self.has_class("-top")
+
+    def _focus_a_shown_pane(self) -> None:
+        """The jobs pane takes the focus from a GPU or queue pane the layout just hid: at 80x24, C
+        (the charts in their place) left the focus on the hidden queue pane, its keys in the
+        footer and the arrows moving a cursor nobody saw."""
+        if not self.screen_stack or not self.top_hidden():
+            return
+        with contextlib.suppress(NoMatches):
+            focused = self.screen_stack[0].focused
+            if focused is not None and self._main(Widget, "#top") in focused.ancestors:
+                self._main(JobsTable, "#jobs").focus()
+
+    def _show_top(self) -> None:
+        """1 and 2 where the top panes are hidden: the charts give way (below 44 rows they stand
+        in their place), and under 20 rows the panes come in over some of the jobs' rows."""
+        if self.has_class("-charts") and not self.has_class("-h-tall"):
+            self.charts_wanted = False
+            self._show_charts(False)
+        if self.has_class("-h-tiny"):
+            self.add_class("-top")
 
     def action_toggle_charts(self) -> None:
         """C: show or hide the charts whatever the size (at a small size they take the GPU and
@@ -210,6 +240,8 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
 
     def action_focus_pane(self, name: str) -> None:
         widget = self._main(Widget, f"#{name}")
+        if name in ("gpus", "queues"):
+            self._show_top()
         if not widget.display:
             widget.display = True
         widget.focus()

@@ -31,6 +31,7 @@ from itertools import compress, count, islice, repeat
 from operator import attrgetter, contains, eq, is_, is_not, or_
 from typing import Any
 
+from hpctop.tui.diffmap import align, without
 from hpctop.tui.rows import COLUMN_NAMES, SORT_KEYS, STATE_FILTERS, Filters, JobRow, sort_key
 
 #: sortable columns in the direction a first sort on them takes (``JobsTable.sort_by``: the
@@ -234,29 +235,50 @@ class JobIndex:
         orders = list(self._orders.items())
         new.how = "rebuilt"
         n_old = len(old_rows)
-        if not orders or len(rows) < n_old or not old_rows:
+        if not orders or not old_rows or not rows:
             return new
         head = rows if len(rows) == n_old else rows[:n_old]
-        replaced = list(compress(count(), map(is_not, old_rows, head)))
-        appended = rows[n_old:]
-        if len(replaced) + len(appended) > REBUILD_SHARE * len(rows):
+        deleted: list[int] = []
+        kept = old_rows
+        replaced = list(compress(count(), map(is_not, old_rows, head))) if len(rows) >= n_old else None
+        if replaced is None or any(old_rows[i].key != rows[i].key for i in replaced):
+            # jobs left (or rows moved): the rows are the old ones without some, replaced in
+            # place, plus rows appended; a moved row counts as deleted and appended (both its
+            # key and its input position are new), which is exact for a stable sort
+            found = align(list(map(_key, old_rows)), list(map(_key, rows)), ())
+            if found is None:
+                return new
+            deleted = found
+            kept = without(old_rows, deleted)
+            replaced = list(compress(count(), map(is_not, kept, rows)))
+        n_kept = len(kept)
+        appended = rows[n_kept:]
+        if len(replaced) + len(appended) + len(deleted) > REBUILD_SHARE * len(rows):
             return new
-        if any(old_rows[i].key != rows[i].key for i in replaced):
-            return new  # another job at that place: the input order moved
         old_position = self._positions()
         # the old rows' positions stay in the map until every order is carried: a binary search
-        # compares with rows of both publishes (a replaced row sits where its old one was)
+        # compares with rows of both publishes (a replaced row sits where its old one was).
+        # Positions are only ever compared: a row replaced takes its old row's, rows appended
+        # come after the last old row, and rows deleted leave a gap (no renumbering)
         position = dict(old_position)
         for i in replaced:
-            position[id(rows[i])] = i
-        for i, row in enumerate(appended, n_old):
+            position[id(rows[i])] = old_position[id(kept[i])]
+        last = old_position[id(old_rows[-1])]
+        for i, row in enumerate(appended, last + 1):
             position[id(row)] = i
-        pairs = [(old_rows[i], rows[i]) for i in replaced]
+        gone = [old_rows[i] for i in deleted]
+        pairs = [(kept[i], rows[i]) for i in replaced]
         for (column, reverse), (at, order) in orders:
             if _now_dependent(column) and at != now:
                 continue  # re-sorted when asked: every row's key moved with the clock
             key = key_function(column, at)
             order = list(order)  # the old index's order may still be on screen: never mutated
+            for row in gone:
+                at_row = _bisect(order, key(row), position[id(row)], key, reverse, position)
+                if at_row >= len(order) or order[at_row] is not row:
+                    new._orders.clear()  # not where it should be: re-sort rather than guess
+                    return new
+                del order[at_row]
             moved: list[JobRow] = []
             for row, successor in pairs:
                 value = key(row)
@@ -273,7 +295,9 @@ class JobIndex:
                 order.insert(_bisect(order, key(row), position[id(row)], key, reverse, position), row)
             new._orders[(column, reverse)] = (at, order)
         for i in replaced:
-            del position[id(old_rows[i])]
+            del position[id(kept[i])]
+        for row in gone:
+            del position[id(row)]
         new._position = position
         new.how = "incremental"
         return new

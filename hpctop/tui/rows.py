@@ -25,6 +25,7 @@ from hpctop.model.states import JobState, ReasonCode
 from hpctop.runtime.slurm_join import SLURM_REASON_SOURCE
 from hpctop.scheduling.observed import FORECAST_MARK, OWN_SCHEDULER, JobView, merge
 from hpctop.scheduling.types import JobPlan
+from hpctop.tui.diffmap import MapDiff, diff, without
 from hpctop.tui.sanitize import sanitize_display
 
 CELL = 256  # table cells are short; the detail screen shows the full (sanitised) value
@@ -173,6 +174,10 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 def fmt_gpus(gpus: float) -> str:
+    """``8``, ``0.81`` (a share of a GPU), ``-`` for a job that asks for no GPU: ``hpctop jobs``
+    writes it so (as squeue leaves TRES empty), and a column of 0s read as jobs given nothing."""
+    if not gpus:
+        return "-"
     return f"{gpus:g}" if gpus < 100 else f"{gpus:.0f}"
 
 
@@ -205,10 +210,21 @@ def waiting_ranks(rows: Sequence[JobRow]) -> dict[JobKey, int]:
     return dict(zip(map(_key_of, waiting), range(1, len(waiting) + 1), strict=True))
 
 
-def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
+#: TIME's label where WAIT is not shown and TIME holds a waiting job's wait (:func:`cells`)
+TIME_OR_WAIT = "TIME/WAIT"
+
+
+def cells(row: JobRow, now: float, rank: int | None = None, wait_in_time: bool = False) -> tuple[str, ...]:
     """The displayed text of each column, in :data:`COLUMNS` order; ``rank``: the ORDER shown
-    (:func:`waiting_ranks`; without it, the core's own number)."""
+    (:func:`waiting_ranks`; without it, the core's own number). ``wait_in_time``: the pane is too
+    narrow for WAIT (80 columns), so a job that has not started shows its wait under TIME (labelled
+    :data:`TIME_OR_WAIT`): its run time, squeue's 0:00, said nothing, and the wait was nowhere."""
     order = rank if rank is not None else row.order
+    waited = fmt_duration(row.waited(now)) if row.submit > 0 else ""  # 0: not known (no 1970 submits)
+    if wait_in_time and row.start is None and row.end is None:  # still waiting (not ended unstarted)
+        time_text = waited
+    else:
+        time_text = fmt_duration(row.elapsed(now))
     return (
         row.id,
         row.user,
@@ -219,8 +235,8 @@ def cells(row: JobRow, now: float, rank: int | None = None) -> tuple[str, ...]:
         str(row.prio),
         row.gang,
         fmt_gpus(row.gpus),
-        fmt_duration(row.elapsed(now)),
-        fmt_duration(row.waited(now)) if row.submit > 0 else "",  # 0: not known (1970 is no submit time)
+        time_text,
+        waited,
         (FORECAST_MARK if row.eta_source == "forecast" and row.eta is not None else "")
         + (fmt_eta(row.eta, now) if row.state.is_pending else ""),
         row.reason,
@@ -267,6 +283,23 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     reason, the ETA and the order, and each is None for a job that is not pending (``merge`` and
     :func:`queue_order` say so), so a running or finished job's row needs no owner lookup (P4's
     first view builds a row per job: most of them running)."""
+    return _row(job, plan, _cell(job.id), _cell(job.name), _cell(job.user), _cell(job.queue or ""))
+
+
+def replan_row(row: JobRow, job: Job, plan: JobPlan | None) -> JobRow:
+    """``make_row(job, plan)`` for the job ``row`` was made from (the same ``Job`` object), with a
+    different plan: the sanitised id, name, user and queue cells are the old row's.
+
+    Why (issue 16, P4): the console shows the rows of a big cluster while its first lists stream
+    in, without plans (the core waits for the last list), so the first core run gives every row a
+    plan its row did not have: each row was built twice from nothing. The plan changes none of
+    these four cells; what it does change (partition, PRIO, reason, ETA, order, the haystack) is
+    computed as :func:`make_row` does (``tests/tui/test_rows_replan.py``: equal to a fresh build)."""
+    return _row(job, plan, row.id, row.name, row.user, row.queue)
+
+
+def _row(job: Job, plan: JobPlan | None, row_id: str, name: str, user: str, queue: str) -> JobRow:
+    """The row of ``job`` under ``plan``, given its four job-only cells already sanitised."""
     state = job.state
     pending = state.is_pending
     reason = ""
@@ -282,12 +315,8 @@ def make_row(job: Job, plan: JobPlan | None) -> JobRow:
         eta_source = view.eta_source
     elif state.is_finished:
         reason = state.value
-    queue = _cell(job.queue or "")
     partition = _cell((plan.partition if plan and plan.partition else job.partition) or "")
     prio = plan.priority.total if plan else (job.priority_value or 0)
-    row_id = _cell(job.id)
-    name = _cell(job.name)
-    user = _cell(job.user)
     order = queue_order(job, plan) if pending else None
     category = _CATEGORY[state]
     hay = " ".join((row_id, name, user, queue, partition, state.code, state.value, reason)).lower()
@@ -382,6 +411,10 @@ class RowCache:
             self.changed = False
             self.built = 0
             return last[2]
+        if last is not None and isinstance(last[0], Mapping):
+            d = diff(last[0], jobs)
+            if d is not None:
+                return self._patch(jobs, plans, d, last)
         keys = list(jobs)
         if last is not None and last[1] is plans:
             changed = list(compress(keys, map(is_not, map(self._job.get, keys), jobs.values())))
@@ -393,8 +426,9 @@ class RowCache:
         for key in changed:
             job = jobs[key]
             plan = get_plan(key)
-            row = make_row(job, plan)
             old = row_of.get(key)
+            # the same job with another plan (the first core run after the lists): its cells kept
+            row = make_row(job, plan) if old is None or job_of[key] is not job else replan_row(old, job, plan)
             if old is None or old != row:
                 row_of[key] = row
                 replaced += 1
@@ -413,6 +447,83 @@ class RowCache:
             self.changed = True
             self.counts = dict(Counter(map(_category_of, out)))
         self._last, self._keys = (jobs, plans, out), keys
+        return out
+
+    def _patch(
+        self,
+        jobs: Mapping[JobKey, Job],
+        plans: Mapping[JobKey, JobPlan],
+        d: MapDiff[JobKey, Job],
+        last: tuple[object, object, list[JobRow]],
+    ) -> list[JobRow]:
+        """:meth:`rows` when the jobs map is the last one with jobs replaced, deleted or appended
+        (:func:`~hpctop.tui.diffmap.diff`): the rows list of the last call patched at those
+        positions, and the category counts adjusted, instead of 50k key lookups each."""
+        keys = d.keys
+        old_rows = last[2]
+        if last[1] is plans:
+            positions: Iterable[int] = (*d.replaced, *d.appended)
+        else:
+            positions = self._replan_at(d, plans)
+        job_of, sig_of, row_of = self._job, self._sig, self._row
+        counts = Counter(self.counts)
+        out = without(old_rows, d.deleted) if d.deleted else list(old_rows)
+        for i in d.deleted:
+            key = self._keys[i]
+            counts[old_rows[i].category] -= 1
+            del job_of[key], sig_of[key], row_of[key]
+        get_plan = plans.get
+        built = replaced = 0
+        n_kept = len(d.kept)
+        for i in positions:
+            key, job = keys[i], d.values[i]
+            plan = get_plan(key)
+            old = out[i] if i < n_kept else None
+            # the same job object with only its plan moved keeps its cleaned cells (replan_row)
+            row = (
+                make_row(job, plan)
+                if old is None or job_of.get(key) is not job
+                else replan_row(old, job, plan)
+            )
+            built += 1
+            if old is None or old != row:
+                if old is not None:
+                    counts[old.category] -= 1
+                counts[row.category] += 1
+                row_of[key] = row
+                replaced += 1
+            else:
+                row = old
+            if i < n_kept:
+                out[i] = row
+            else:
+                out.append(row)
+            job_of[key] = job
+            sig_of[key] = _sig(plan)
+        self.built = built
+        if not replaced and not d.deleted:
+            out = old_rows  # the same rows in the same order (no job came, left or changed)
+            self.changed = False
+        else:
+            self.changed = True
+            self.counts = {c: n for c, n in counts.items() if n}
+        self._last, self._keys = (jobs, plans, out), keys
+        return out
+
+    def _replan_at(self, d: MapDiff[JobKey, Job], plans: Mapping[JobKey, JobPlan]) -> list[int]:
+        """:meth:`_replan` by position: the kept jobs that are other objects or whose plan shows
+        differently, then every appended one."""
+        keys, sig_of, get_plan = d.keys, self._sig, plans.get
+        moved = set(d.replaced)
+        out = []
+        for i in range(len(d.kept)):
+            if i in moved:
+                out.append(i)
+                continue
+            key = keys[i]
+            if sig_of.get(key) != _sig(get_plan(key)):
+                out.append(i)
+        out.extend(d.appended)
         return out
 
     def _replan(

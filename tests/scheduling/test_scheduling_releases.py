@@ -24,7 +24,7 @@ from hpctop.runtime.session import demo_session
 from hpctop.scheduling.backfill import Profile
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.placement import Charge, Request
-from hpctop.scheduling.releases import KeptReleases, Release, release_times, releases_from_scratch
+from hpctop.scheduling.releases import KeptReleases, Release, kept_for, release_times, releases_from_scratch
 
 NODES = [f"n{i}" for i in range(12)]
 REQUESTS = [Request(1000, 1 << 30, (), 1, 0), Request(500, 1 << 29, (), 0, 250), Request(2000, 0, (), 0, 0)]
@@ -126,15 +126,18 @@ def test_a_pod_claimed_by_two_jobs_is_refused() -> None:
 
 
 def test_the_kept_lists_are_not_the_profiles() -> None:
-    """The cycle extends its profile's lists (``add_release``): the kept lists must not move with them."""
+    """The cycle extends its profile's lists (``add_release``): the kept lists, which the profile
+    starts from (``release_times`` hands them out when nothing is overdue), must not move with them."""
     jobs = _jobs(5)[:3]
     active = [replace(j, time_limit=600, start_time=NOW) for j in jobs]
     charges = {p: Charge("n0", REQUESTS[0], (0,)) for j in active for p in j.pods}
     kept = KeptReleases()
-    first = release_times(kept.update(active, charges, NOW), NOW)
-    first["n0"].append((NOW + 5.0, REQUESTS[1], ()))
+    profile = Profile(NOW, {})
+    profile.releases.update(release_times(kept.update(active, charges, NOW), NOW))
+    assert profile.releases["n0"] is kept.lists["n0"]  # shared while nothing is overdue
+    profile.add_release("n0", NOW + 5.0, REQUESTS[1], ())
     again = release_times(kept.update(active, charges, NOW), NOW)
-    assert len(again["n0"]) == len(first["n0"]) - 1 == sum(len(j.pods) for j in active)
+    assert len(again["n0"]) == len(profile.releases["n0"]) - 1 == sum(len(j.pods) for j in active)
 
 
 def test_the_demos_view_is_the_old_passs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,3 +166,74 @@ def test_the_demos_view_is_the_old_passs(monkeypatch: pytest.MonkeyPatch) -> Non
         assert got.stats["reservations"] == want.stats["reservations"]
         etas += sum(1 for plan in dict(got.plans).values() if plan.eta is not None)
     assert etas > 0  # releases decided something: backfill ETAs were computed from them
+
+
+def _per_node(charges: dict[PodKey, Charge]) -> dict[str, dict[PodKey, Charge]]:
+    out: dict[str, dict[PodKey, Charge]] = {}
+    for key, charge in charges.items():
+        out.setdefault(charge.node, {})[key] = charge
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_releases_patched_from_the_logs_equal_the_old_pass(seed: int) -> None:
+    """The core's path: the lists patched from the memo's logs alone (nodes redone with their
+    charges, running jobs changed), with now and then a call without logs (every charge and job
+    compared again, after patches left the identity maps stale)."""
+    rng = random.Random(seed)
+    jobs = _jobs(seed + 10)
+    now = NOW
+    active = {
+        j.key: replace(j, time_limit=rng.choice((None, 600, 3600)), start_time=now - 30.0) for j in jobs[:20]
+    }
+    spare = jobs[20:]
+    charges = {p: _charge(rng) for job in active.values() for p in job.pods if rng.random() < 0.8}
+    kept = KeptReleases()
+    kept.update(list(active.values()), dict(charges), now, logged=True)
+    patched = compared = 0
+    for _ in range(300):
+        before_charges, before_active = dict(charges), dict(active)
+        _change(rng, active, spare, charges, now)
+        now += rng.choice((0.0, 1.0, 10.0, 900.0))
+        old_nodes, new_nodes = _per_node(before_charges), _per_node(charges)
+        redone = {
+            node: new_nodes.get(node, {})
+            for node in old_nodes.keys() | new_nodes.keys()
+            if old_nodes.get(node, {}).keys() != new_nodes.get(node, {}).keys()
+            or any(c is not old_nodes[node].get(k) for k, c in new_nodes.get(node, {}).items())
+        }
+        log = [
+            (key, before_active.get(key), active.get(key))
+            for key in before_active.keys() | active.keys()
+            if before_active.get(key) is not active.get(key)
+        ]
+        listed = list(active.values())
+        if rng.random() < 0.1:
+            raw = kept.update(listed, dict(charges), now, logged=True)
+            compared += 1
+        else:
+            raw = kept.update(listed, dict(charges), now, (redone, log), logged=True)
+            patched += 1
+        want = _old_profile(listed, charges, now)
+        got = release_times(raw, now)
+        assert _same(got, want), (got, want)
+    assert patched > 200 and compared > 10
+
+
+def test_a_cycle_after_placements_only_cycles_patches_from_complete_logs() -> None:
+    """The memo's logs for the releases are taken every cycle (placements only too): a full
+    cycle's releases after a chain of finished pods equal the old pass's."""
+    from bench.p6_core import one_event, policy
+
+    snap = cluster(60, 300)
+    memo = Memo()
+    core.schedule(snap, policy(), NOW, memo=memo)
+    for step in range(6):
+        snap = one_event(snap)
+        core.schedule(snap, policy(), NOW, memo=memo, placements_only=step % 2 == 0)
+    kept = kept_for(memo)
+    assert kept.patchable and not kept.compared  # the last cycles patched from the logs
+    cycle = core._Cycle(snap, policy(), NOW, Memo())
+    active = [j for j in snap.jobs.values() if j.key in memo.jobs.active]
+    want = _old_profile(active, cycle.charges, NOW)
+    assert _same(release_times(kept.lists, NOW), want)

@@ -134,8 +134,8 @@ def test_advance_re_sorts_when_rows_moved_or_most_changed(rows: list[JobRow]) ->
     assert again.how == "rebuilt" and not again.cached()
     assert _same(again.view(Filters(), "PRIO", True, 0.0), apply_view(moved, Filters(), "PRIO", True, 0.0))
     assert index.advance([], 0.0).how == "rebuilt"
-    left = index.advance(rows[:10] + rows[11:], 0.0)  # a job left: positions after it moved
-    assert left.how == "rebuilt"
+    left = index.advance(rows[:10] + rows[11:], 0.0)  # a job left: carried, not re-sorted
+    assert left.how == "incremental"
     assert _same(
         left.view(Filters(), "PRIO", True, 0.0),
         apply_view(rows[:10] + rows[11:], Filters(), "PRIO", True, 0.0),
@@ -262,3 +262,24 @@ async def test_drawn_lines_are_reused_only_while_what_they_show_is_unchanged() -
         before = [jobs.render_line(y).text for y in range(1, 10)]
         jobs.now += 3600  # an hour later: the TIME column moved, the cached lines are not reused
         assert [jobs.render_line(y).text for y in range(1, 10)] != before
+
+
+def test_advance_with_jobs_left_replaced_and_appended_is_a_full_sort(rows: list[JobRow]) -> None:
+    """Jobs leave on most K1 publishes: the orders lose their rows instead of being re-sorted,
+    and every order (and each filter of it) is still the stable sort of the new rows."""
+    rng = random.Random(17)
+    index = JobIndex(rows)
+    specs = [("PRIO", True), ("USER", False), ("GPUS", True), ("ID", False), ("ORDER", False)]
+    for column, reverse in specs:
+        index.view(Filters(), column, reverse, 0.0)
+    current = rows
+    for step in range(6):
+        gone = set(rng.sample(range(len(current)), 5 + step))
+        current = [r for i, r in enumerate(current) if i not in gone]
+        current = _publish(current, rng, 20)
+        index = index.advance(current, 0.0)
+        assert index.how == "incremental", step
+        for column, reverse in specs:
+            for filters in _filters(current):
+                want = apply_view(current, filters, column, reverse, 0.0)
+                assert _same(index.view(filters, column, reverse, 0.0), want), (step, column, reverse)

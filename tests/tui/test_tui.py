@@ -413,7 +413,7 @@ async def test_actions_preview_confirm_execute_refresh() -> None:
         await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        body = app.screen.query_one("#confirm-body").render()
+        body = app.screen.body_text
         assert "CANCELLED" in str(body)
         await pilot.press("n")  # deny: nothing happens
         await pilot.pause()
@@ -480,7 +480,7 @@ async def test_refused_preview_disables_confirm_and_failure_notifies() -> None:
         await pilot.press("u")  # release a running job: refused in preview
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        assert "not held" in str(app.screen.query_one("#confirm-body").render())
+        assert "not held" in app.screen.body_text
         await pilot.press("y")  # cannot confirm
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
@@ -703,8 +703,11 @@ async def test_markup_in_cluster_strings_is_literal() -> None:
         await pilot.press("c")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        confirm = str(app.screen.query_one("#confirm-body").render())
+        confirm = app.screen.body_text
         assert EVIL_NAME in confirm
+        shown = app.screen.query_one("#confirm-body")
+        drawn = ["".join(seg.text for seg in shown.render_line(y)) for y in range(shown.size.height)]
+        assert any(EVIL_NAME in line for line in drawn), drawn  # drawn as text, not as markup
     assert app.return_code in (None, 0)  # neither crashed nor quit by an injected click
 
 

@@ -186,7 +186,7 @@ async def test_simulated_action_says_what_will_happen_and_what_did() -> None:
         await pilot.press("down", "h")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        body = str(app.screen.query_one("#confirm-body").render())
+        body = app.screen.body_text
         assert "In the simulated cluster, if you confirm" in body, body
         assert "✓" not in body and "→" in body, body  # nothing is done yet: no check mark
         assert "will be changed in the simulated cluster" in body
@@ -208,7 +208,7 @@ async def test_demo_action_result_names_the_simulated_cluster() -> None:
         await pilot.press("h")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        assert "a live cluster would be sent" in str(app.screen.query_one("#confirm-body").render())
+        assert "a live cluster would be sent" in app.screen.body_text
         await pilot.press("y")
         await pilot.pause()
         [entry] = app.journal.of(key)

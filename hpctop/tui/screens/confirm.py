@@ -14,9 +14,10 @@ click on *Confirm* does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
+from rich.console import Console, ConsoleOptions
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -79,6 +80,35 @@ def preview_text(
     return t
 
 
+#: the marks that start an item of a preview: a wrapped item goes on under its text, not its mark
+ITEM_MARKS = ("→ ", "✗ ", "⚠ ")
+
+
+class HangingText:
+    """``text`` wrapped to the dialog's width with each line's continuation under the line's own
+    text (its indent, and its mark: "→ ", "✗ "). Rich wraps a ``Text`` at the margin, so at 80
+    columns "✗ search/openb-pod-1601: ... has already finished (complete)" went on at the dialog's
+    edge, as if "(complete)" were an item of its own."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        width = options.max_width
+        for line in self.text.split("\n", allow_blank=True):
+            plain = line.plain
+            indent = len(plain) - len(plain.lstrip(" "))
+            if plain[indent:].startswith(ITEM_MARKS):
+                indent += 2
+            if line.cell_len <= width or indent * 2 > width:
+                yield line
+                continue
+            head, body = line.divide([indent])[:2] if indent else (Text(), line)
+            for i, part in enumerate(body.wrap(console, width - indent)):
+                part.rstrip()
+                yield (head if i == 0 else Text(" " * indent)) + part
+
+
 class OnceModal(ModalScreen[R]):
     """A modal whose answer is given once: later answers (a second Enter) are ignored."""
 
@@ -102,10 +132,15 @@ class ConfirmScreen(OnceModal[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
             with VerticalScroll(id="confirm-scroll"):  # a long preview scrolls; the buttons stay
-                yield Static(self._body, id="confirm-body")
+                yield Static(HangingText(self._body), id="confirm-body")
             with Horizontal(classes="modal-buttons"):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error", disabled=not self._can_confirm)
                 yield Button("Cancel (n)", id="confirm-no")
+
+    @property
+    def body_text(self) -> str:
+        """The preview as plain text (what the dialog shows, before it is wrapped to its width)."""
+        return self._body.plain
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()  # an Enter typed ahead never confirms

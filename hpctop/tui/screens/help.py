@@ -62,7 +62,11 @@ def help_title(read_only: bool, show_action: bool) -> Text:
 LEGEND: tuple[tuple[str, str], ...] = (
     ("ORDER", "where the scheduler tries a waiting job (lowest-share queue first, then priority)"),
     ("~", "hpctop's estimate, where another scheduler decides (KAI, Kueue, Volcano, YuniKorn)"),
-    ("TIME / WAIT", "run time (0:00 until it starts, as squeue) / submission to start"),
+    (
+        "TIME / WAIT",
+        "run time (0:00 until it starts, as squeue) / submission to start; one TIME/WAIT column"
+        " where WAIT does not fit: a waiting job's wait",
+    ),
     ("GANG", "members running / the gang's minimum"),
     ("ETA", "when hpctop expects a waiting job to start; none while held or blocked"),
     ("█ ░▒▓ · ✕ ⊘", "GPU in use, a fraction of one in use, free, down, cordoned"),

@@ -92,6 +92,36 @@ def nice_ticks(low: float, high: float, most: int = 5) -> list[float]:
         step *= 10
 
 
+#: rows of a plot that are not its canvas: the title, the frame's top and bottom, the x axis's
+#: labels and its name
+PLOT_CHROME_ROWS = 5
+
+
+def y_ticks(top: float, plot_height: int) -> list[float]:
+    """Round ticks from 0 to at least ``top`` (the axis's limit is set to the last one, so the top
+    tick is on the top row and none falls between rows) for a plot ``plot_height`` rows high: at
+    most one per two canvas rows, at least 0 and one more. plotext put its own at fifths of the
+    span, labelled to one decimal, and dropped those that fell on a taken row: five rows of
+    "pending jobs" read "11.6 9.6 5.8 3.9 0.0", uneven steps of a count that has no decimals."""
+    canvas = max(plot_height - PLOT_CHROME_ROWS, 1)
+    most = max(2, (canvas + 1) // 2)
+    if top <= 0:
+        return [0.0, 1.0]
+    power = 10 ** math.floor(math.log10(top))
+    best: list[float] = []
+    for size in (
+        power * f for f in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
+    ):
+        count = math.ceil(top / size - 1e-9)
+        if count + 1 > most:
+            continue
+        ticks = [round(k * size, 10) for k in range(count + 1)]
+        # the lowest last tick (the plot's room wasted above the data), then the most ticks
+        if not best or (ticks[-1], -len(ticks)) < (best[-1], -len(best)):
+            best = ticks
+    return best
+
+
 #: each chart's title where the plot is too narrow for the whole one (plotext leaves a title out
 #: that does not fit: at 80x24 the four charts had none)
 SHORT_TITLES: dict[str, str] = {
@@ -129,8 +159,21 @@ class Chart(PlotextPlot):
     def fit_title(self) -> None:
         self.plt.title(fit_title(self.full_title, self.size.width))
 
+        #: the y axis's data top (:meth:`set_y`), kept to place the ticks again on a resize
+        self.y_top: float | None = None
+
+    def set_y(self, top: float) -> None:
+        """The y axis from 0 to the last of :func:`y_ticks` for ``top``, for the plot's height now
+        (set again on every resize: the first draw can come before the layout, at height 0)."""
+        self.y_top = top
+        ticks = y_ticks(top, self.size.height)
+        self.plt.ylim(0, ticks[-1])
+        self.plt.yticks(ticks, [f"{t:g}" for t in ticks])  # exact: 2.5 is "2.5", 250 is "250"
+
     def on_resize(self) -> None:
         self.fit_title()
+        if self.y_top is not None:
+            self.set_y(self.y_top)
         self.refresh()
 
 
@@ -179,7 +222,7 @@ class ChartsPane(Horizontal):
                 for i, label in enumerate(labels):
                     plt.plot(rel(times), series[label], color=colours[i % len(colours)])
                 top = max((max(v) for v in series.values() if v), default=0.0)
-                plt.ylim(0, max(top * 1.05, 1.0))
+                plot.set_y(max(top * 1.05, 1.0))
                 xs = rel(times)
                 ticks = nice_ticks(xs[0], xs[-1])
                 plt.xticks(ticks, tick_labels(ticks))
@@ -216,7 +259,7 @@ class ChartsPane(Horizontal):
             plt.xlim(0, top)
             ticks = [0.0, top / 2, top]
             plt.xticks(ticks, tick_labels(ticks))
-            plt.ylim(0, max(max(counts) * 1.05, 1.0))
+            plot.set_y(max(max(counts) * 1.05, 1.0))
         plt.xlabel("minutes waited")
         self.query_one("#legend-waits", Static).update(Text(f"{len(waits)} started jobs", no_wrap=True))
         plot.refresh()

@@ -37,6 +37,7 @@ from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import (
     COLUMNS,
     STATE_FILTERS,
+    TIME_OR_WAIT,
     Column,
     Filters,
     JobRow,
@@ -106,7 +107,9 @@ class JobsTable(ScrollView, can_focus=True):
         self._palette = Palette()
         self._queues: list[str] = []
         #: the columns that fit the pane's width: (index in COLUMNS, column, width)
-        self._shown: list[tuple[int, Column, int]] = self._fit(200)
+        self._shown: list[tuple[int, Column, int]] = []
+        self._wait_in_time = False
+        self._set_shown(self._fit(200))
         self.read_only = False
         self.index = JobIndex()
         self._prepared: Prepared | None = None
@@ -120,6 +123,12 @@ class JobsTable(ScrollView, can_focus=True):
     def _fit(width: int) -> list[tuple[int, Column, int]]:
         at = {c.name: i for i, c in enumerate(COLUMNS)}
         return [(at[c.name], c, w) for c, w in fit_columns(width)]
+
+    def _set_shown(self, shown: list[tuple[int, Column, int]]) -> None:
+        self._shown = shown
+        names = [c.name for _, c, _ in shown]
+        #: whether TIME also shows a waiting job's wait: WAIT did not fit (:func:`cells`)
+        self._wait_in_time = "TIME" in names and "WAIT" not in names
 
     @property
     def _widths(self) -> list[int]:
@@ -384,7 +393,7 @@ class JobsTable(ScrollView, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         shown = self._fit(max(self.content_region.width - 2, 1))
         if shown != self._shown:
-            self._shown = shown
+            self._set_shown(shown)
             self._lines.clear()
             self._size_virtual()
             self.refresh()
@@ -395,10 +404,11 @@ class JobsTable(ScrollView, can_focus=True):
     def _header(self) -> list[Segment]:
         style = self._palette.style(self.app, fg="primary", bold=True)
         segs = [Segment("  ", style)]
+        merged = self._wait_in_time
         for _, col, width in self._shown:
-            label = col.name
+            label = TIME_OR_WAIT if merged and col.name == "TIME" else col.name
             if col.name == self.sort_column:
-                label += "▼" if self.reverse else "▲"
+                label = label[: width - 1] + ("▼" if self.reverse else "▲")
             segs.append(Segment(_fit(label, width, col.align == "right") + " ", style))
         return segs
 
@@ -413,7 +423,7 @@ class JobsTable(ScrollView, can_focus=True):
                 return Strip.blank(width, self.rich_style)
             row = self.view[index]
             is_cursor = index == self.cursor
-            texts = cells(row, self.now, self.ranks.get(row.key))
+            texts = cells(row, self.now, self.ranks.get(row.key), self._wait_in_time)
             key = (
                 id(row),
                 texts,
@@ -452,7 +462,7 @@ class JobsTable(ScrollView, can_focus=True):
         marked = row.key in self.marked
         segs = [Segment("* " if marked else "  ", base + pal.style(app, fg="accent", bold=True))]
         if texts is None:
-            texts = cells(row, self.now, self.ranks.get(row.key))
+            texts = cells(row, self.now, self.ranks.get(row.key), self._wait_in_time)
         state_style = base + pal.style(app, fg=state_var(row.state))
         for i, col, width in self._shown:
             text = texts[i]
