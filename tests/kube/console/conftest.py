@@ -69,7 +69,7 @@ async def select(app: HpctopApp, pilot: Pilot[None], key: tuple[str, str, str]) 
 
 def confirm_text(app: HpctopApp) -> str:
     assert isinstance(app.screen, ConfirmScreen), type(app.screen).__name__
-    return str(app.screen.query_one("#confirm-body").render())
+    return app.screen.body_text  # the preview as the dialog holds it (drawn wrapped: HangingText)
 
 
 def real_patches(fake: FakeApiServer) -> list[Any]:
