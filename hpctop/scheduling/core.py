@@ -1192,6 +1192,8 @@ class _Cycle:
         #: per job, shared by the running jobs alike (issue 16, P4: every running job's plan is read
         #: by the console's first view, 200,000 at P4's size)
         part_shapes: dict[str | None, tuple[int, int, int]] = {}
+        first_partition = self.view.first_partition
+        partition_names = [p.name for p in self.partitions]
         shape_terms: dict[tuple[str | None, int, int, int | None], tuple[float, float, float]] = {}
 
         def running_plan(job: Job) -> JobPlan:
@@ -1211,7 +1213,12 @@ class _Cycle:
             if found is not None and found[0] is job and found[1] is context and found[2] == fs:
                 plan: JobPlan = found[3]
                 return plan
-            part = running_partition(job)
+            on = job.nodes
+            if len(on) == 1:  # ``running_partition`` of a job on one node, without its generator
+                first = first_partition.get(on[0])
+                part = None if first is None else partition_names[first]
+            else:
+                part = running_partition(job)
             start = job.start_time
             at = now if start is None else start
             shape = part_shapes.get(part)

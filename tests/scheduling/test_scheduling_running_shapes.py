@@ -12,6 +12,7 @@ terms are derived once per shape, that the plans stay ``priority.breakdown`` at 
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -59,3 +60,31 @@ def test_requested_gpu_cpu_is_the_jobs_requested_vector() -> None:
     ]
     for job in jobs:
         assert requested_gpu_cpu(job) == (job.requested.gpu, job.requested.cpu)
+
+
+def test_a_running_plans_partition_is_the_first_holding_its_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job on one node finds its partition without ``_Cycle.running_partition`` (called for the
+    jobs on several nodes only), and the answer is that method's, a node in no partition included."""
+    running = [j for j in BASE.jobs.values() if j.state == JobState.RUNNING]
+    one = next(j for j in running if len(j.nodes) == 1)
+    lost = dataclasses.replace(one, nodes=("no-such-node",))
+    snap = dataclasses.replace(
+        BASE, version=BASE.version + 1, jobs=MappingProxyType({**BASE.jobs, lost.key: lost})
+    )
+    asked: list[Job] = []
+    real = core._Cycle.running_partition
+
+    def counting(self: core._Cycle, job: Job) -> str | None:
+        asked.append(job)
+        return real(self, job)
+
+    monkeypatch.setattr(core._Cycle, "running_partition", counting)
+    result = core.schedule(snap, POLICY, NOW, memo=Memo())
+    cycle = core._Cycle(snap, POLICY, NOW, Memo(), False)
+    jobs = [j for j in snap.jobs.values() if j.state == JobState.RUNNING]
+    got = {j.key: result.plans[j.key].partition for j in jobs}
+    assert {len(j.nodes) == 1 for j in jobs} == {True, False}  # both kinds here
+    assert all(len(j.nodes) != 1 for j in asked)
+    asked.clear()
+    assert got == {j.key: cycle.running_partition(j) for j in jobs}
+    assert got[lost.key] is None
