@@ -86,3 +86,13 @@ def test_the_verdict_times_the_console_path_and_prints_the_list_once_path_beside
     assert "3.00 s to a painted jobs pane = 1.5x orjson.loads, GC off (2.00 s)" in line
     assert "list_once beside the session and one tick 5.00 s (2.5x)" in line
     assert verdict.passed
+
+
+def test_the_p4_profile_is_of_the_verdicts_path() -> None:
+    """``profile_misses p4`` profiles what the verdict times (the console path); ``p4b`` the
+    ``list_once`` path printed beside it."""
+    from bench import profile_misses
+
+    console, beside = profile_misses.p4(100), profile_misses.p4b(100)
+    assert "(_console_start)" in console and "(_cold_start)" not in console
+    assert "(_cold_start)" in beside and "(_console_start)" not in beside
