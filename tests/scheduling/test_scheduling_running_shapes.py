@@ -17,18 +17,19 @@ from typing import Any
 
 import pytest
 
+from bench.p6_core import NOW
 from hpctop.model.objects import Job
 from hpctop.model.resources import Resources
 from hpctop.model.states import JobState
 from hpctop.scheduling import core
 from hpctop.scheduling.memo import Memo
-from hpctop.scheduling.priority import requested_gpu_cpu
-from tests.scheduling.test_scheduling_plan_priorities import BASE, NOW, POLICY, _expected_running
+from hpctop.scheduling.priority import requested_gpu_cpu, static_terms
+from tests.scheduling.test_scheduling_plan_priorities import BASE, POLICY, _expected_running
 
 
 def test_running_plans_derive_the_static_terms_once_per_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Job] = []
-    real = core.static_terms
+    real = static_terms  # what the core calls
 
     def counting(job: Job, **kwargs: Any) -> tuple[float, float, float]:
         calls.append(job)
