@@ -20,9 +20,9 @@ import pytest
 
 from hpctop.model.objects import Job, JobKey
 from hpctop.model.states import JobState
-from hpctop.scheduling.types import JobPlan
+from hpctop.scheduling.types import JobPlan, PriorityBreakdown
 from hpctop.tui import rows
-from hpctop.tui.rows import RowCache, make_row
+from hpctop.tui.rows import JobRow, PlanSig, RowCache, make_row, order_key, reprio_row
 from tests.sample_session import big_session
 
 _NOT_PENDING = (JobState.RUNNING, JobState.COMPLETED, JobState.FAILED, JobState.STARTING, JobState.SUSPENDED)
@@ -88,10 +88,16 @@ def _random_steps(cache: RowCache, steps: int = 30) -> tuple[int, int]:
                     jobs[key] = change(jobs[key], step)
         for key in rng.sample(keys, 40):
             jobs[key] = rng.choice(INVISIBLE)(jobs[key], step)
-        if step % 4 == 1:  # the core ran: new plans, some priorities moved
+        if step % 4 == 1:  # the core ran: new plans, orders moved, PRIO of many jobs moved
             plans = dict(plans)
             for key in rng.sample(list(plans), 10):
                 plans[key] = dataclasses.replace(plans[key], order=(plans[key].order or 0) + 1)
+            for key in rng.sample(list(plans), len(plans) // 2):  # rows.reprio_row's case
+                plan = plans[key]
+                total = plan.priority.total + rng.choice((0, 1, -2))
+                partition = plan.partition if rng.random() < 0.9 else "elsewhere"
+                priority = PriorityBreakdown({}, {}, total)
+                plans[key] = dataclasses.replace(plan, priority=priority, partition=partition)
         if step % 6 == 5:  # a job re-added at the end (a key moved): the full pass, not the patch
             key = rng.choice(keys)
             jobs[key] = jobs.pop(key)
@@ -108,7 +114,48 @@ def _random_steps(cache: RowCache, steps: int = 30) -> tuple[int, int]:
 def test_rows_with_the_skip_equal_a_fresh_build_over_random_changes() -> None:
     differed, reused = _random_steps(RowCache())
     assert differed == 0
-    assert reused >= 30 * 30  # most invisible changes kept their rows without a build
+    assert reused >= 20 * 30  # most invisible changes kept their rows without a build
+
+
+def _reprio_ignoring_partition(
+    row: JobRow, prev: Job, job: Job, old_sig: PlanSig, sig: PlanSig
+) -> JobRow | None:
+    if old_sig is None or sig is None:
+        return None
+    return reprio_row(row, prev, job, old_sig, (sig[0], old_sig[1], *sig[2:]))  # type: ignore[arg-type]
+
+
+def _reprio_ignoring_state(row: JobRow, prev: Job, job: Job, old_sig: PlanSig, sig: PlanSig) -> JobRow | None:
+    """reprio_row for a pending job too (whose order, reason and ETA come from the plan)."""
+    if old_sig is None or sig is None or old_sig[1] != sig[1]:
+        return None
+    if prev is not job and not rows.same_row(prev, job):
+        return None
+    return dataclasses.replace(row, prio=sig[0], order_sort=order_key(row.order, row.category, sig[0]))
+
+
+@pytest.mark.parametrize("broken", [_reprio_ignoring_partition, _reprio_ignoring_state])
+def test_a_reprio_that_ignores_what_else_a_plan_changes_is_caught(
+    monkeypatch: pytest.MonkeyPatch, broken: Callable[..., JobRow | None]
+) -> None:
+    monkeypatch.setattr(rows, "reprio_row", broken)
+    differed, _ = _random_steps(RowCache(), steps=12)
+    assert differed > 0
+
+
+def test_a_moved_priority_of_a_running_job_copies_its_row_with_the_new_prio() -> None:
+    jobs, plans = _session()
+    cache = RowCache()
+    cache.rows(jobs, plans)
+    key = next(k for k, j in jobs.items() if j.state is JobState.RUNNING and k in plans)
+    plan = plans[key]
+    moved = {
+        **plans,
+        key: dataclasses.replace(plan, priority=PriorityBreakdown({}, {}, plan.priority.total + 5)),
+    }
+    got = cache.rows(jobs, moved)
+    assert [r for r in got if r.key == key] == [make_row(jobs[key], moved[key])]
+    assert cache.changed and cache.built == 1
 
 
 @pytest.mark.parametrize("left_out", list(VISIBLE))
