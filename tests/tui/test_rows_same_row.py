@@ -120,9 +120,10 @@ def test_rows_with_the_skip_equal_a_fresh_build_over_random_changes() -> None:
 def _reprio_ignoring_partition(
     row: JobRow, prev: Job, job: Job, old_sig: PlanSig, sig: PlanSig
 ) -> JobRow | None:
+    """reprio_row that takes the new plan's partition to be the old one's."""
     if old_sig is None or sig is None:
         return None
-    return reprio_row(row, prev, job, old_sig, (sig[0], old_sig[1], *sig[2:]))  # type: ignore[arg-type]
+    return reprio_row(row, prev, job, old_sig, (sig[0], old_sig[1], *sig[2:]))
 
 
 def _reprio_ignoring_state(row: JobRow, prev: Job, job: Job, old_sig: PlanSig, sig: PlanSig) -> JobRow | None:
