@@ -350,6 +350,9 @@ class _Cycle:
         #: the raw release lists the profile started from (``PassRecord.releases``)
         self.raw_releases: dict[str, object] | None = None
         self._capped: dict[str, list[str]] = {}  # leaf queue -> its queues with a max (quota reads)
+        #: (partition, recorded, current first blocked job) where they differ, for the turn
+        #: ``_unaffected`` last passed: its "queued behind" reason names the current one
+        self.renamed: list[tuple[str, str, str]] = []
 
     # -- static matching ------------------------------------------------------------------------
 
@@ -820,9 +823,11 @@ class _Cycle:
         schedulable matching nodes of its partitions (placement scans, the live fit, the
         reservation it would delay, the reservation search). The first three are compared as
         they are now: the quota must pass again (a turn stopped by it, whose reason quotes the
-        usage, is decided again), each partition's first blocked job must be the recorded one,
-        the search count must be on the same side of ``reservation_depth`` and a search must
-        start from the same budget. Of the nodes only those that may differ (``reorder.nodes``)
+        usage, is decided again), each partition must be blocked or not as it was (with backfill
+        off, by the same job; with it on only a "queued behind" reason names that job, and
+        ``_rename`` names this pass's), the search count must be on the same side of
+        ``reservation_depth`` and a search must start from the same budget.
+        Of the nodes only those that may differ (``reorder.nodes``)
         are looked at: one counts for nothing in either pass when one member fits it neither in
         the state the recorded pass had before the turn (``RecordIndex.fits_until``) nor in this
         one, since the scans take only nodes hosting a member (what a reservation leaves is
@@ -830,6 +835,7 @@ class _Cycle:
         releases and charges the budget for them, so a turn that searched must not read such a
         node at all.
         """
+        self.renamed.clear()
         if searched and self.profile.budget != budget:
             return False  # its search would start from another budget
         capped = self._capped.get(path)
@@ -848,24 +854,29 @@ class _Cycle:
             return False
         index = reorder.index()
         first = self.first_blocked
+        renamed = self.renamed
         for pname in elig.partitions:
-            if first.get(pname) != index.first_blocked_at(pname, at):
-                return False
+            mine, then = first.get(pname), index.first_blocked_at(pname, at)
+            if mine != then:
+                if mine is None or then is None or not self.policy.backfill:
+                    return False  # blocked here in one pass only (or strict order reads who)
+                renamed.append((pname, then, mine))
         if reorder.nodes:
             sig = self.signature(job)
             live = self.live
             for pname in elig.partitions:
-                # per member set and request, brought up to date as nodes are added (``Reorder.hits``)
-                _, count, until, fitting, _ = reorder.hits(self.member_set(sig, pname), req, live)
-                if not count:
-                    continue
-                if searched or at <= until:
-                    return False  # a search reads them, or one member fits one in the recorded pass
-                while fitting and not live[fitting[-1]].fits_one(req):
-                    fitting.pop()
-                if fitting:
-                    return False  # one member fits one live
+                found = reorder.clear(self.member_set(sig, pname), req, live, at)  # (``Reorder.clear``)
+                if found < 0 or (found and searched):
+                    return False  # one member fits one live or in the recorded pass; a search reads them
         return True
+
+    def _rename(self, out: Outcome) -> None:
+        """A replayed turn's "queued behind" reason, naming the partition's first blocked job of
+        this pass (the only read of who it is, with backfill on: ``consider``)."""
+        for pname, then, mine in self.renamed:
+            if out.reason == explain.priority_behind(pname, then):
+                out.reason = explain.priority_behind(pname, mine)
+                return
 
     # -- the cycle -----------------------------------------------------------------------------
 
@@ -1287,6 +1298,8 @@ class _Cycle:
                         if searched:
                             self.profile.budget = done.budget
                         out = outcomes[key] = done.outcome.copy()
+                        if changed and self.renamed:
+                            self._rename(out)
                         if not held:
                             out.order = len(order)
                             order.append(key)

@@ -21,6 +21,7 @@ count and budget) is compared directly by ``core._Cycle._unaffected``.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -93,10 +94,11 @@ class RecordIndex:
         key = (node, req)
         found = self._until.get(key)
         if found is None:
-            state = self.templates[node].clone()
+            template = self.templates[node]
             found = -1.0
-            if state.fits_one(req):
+            if template.fits_one(req):
                 found = float("inf")
+                state = template.clone()
                 for turn, placed, indices in self.placed_on.get(node, ()):
                     state.charge(placed, indices)
                     if not state.fits_one(req):
@@ -127,13 +129,14 @@ class Reorder:
         self._popped = bytearray(turns)
         self._low = 0  # the first recorded turn not popped yet
         self._high = -1  # the last recorded turn popped so far
-        self._early: list[tuple[int, list[str]]] = []  # (turn, nodes) of jobs popped early
+        #: (-turn, nodes) of the jobs popped early, a heap: the latest recorded turn first
+        self._early: list[tuple[int, list[str]]] = []
         self._scan = 0  # ``node_turns`` before this were looked at (early rule)
         self._make = make
         self._index: RecordIndex | None = None
         self.nodes = nodes  # shared with the caller's diff: only grows (``add``)
         self.added: list[str] = list(nodes)  # the same nodes, in the order they came
-        #: per (member set, request): what ``hits`` keeps
+        #: per (member set, request): what ``clear`` keeps
         self._seen: dict[tuple[int, Request], list[Any]] = {}
         #: whether any job popped out of its recorded order (then every turn is checked)
         self.shifted = False
@@ -151,47 +154,58 @@ class Reorder:
                 nodes.add(name)
                 added.append(name)
 
-    def hits(self, members: frozenset[str], req: Request, live: Mapping[str, NodeFree]) -> list[Any]:
-        """[looked at, how many nodes that may differ are in ``members``, the last recorded turn
-        one member of ``req`` fits any of them, those of them one member may fit live]: kept per
-        member set and request and brought up to date with the nodes added since. The last list
-        is checked from its end by the caller, which drops what no longer fits: live free
-        resources only shrink during a pass, so a node dropped never fits again."""
+    def clear(self, members: frozenset[str], req: Request, live: Mapping[str, NodeFree], at: int) -> int:
+        """Whether the nodes that may differ in ``members`` count for nothing to one member of
+        ``req`` at the recorded turn ``at``: 0 when none is in ``members``, 1 when one member fits
+        none of them, neither live nor in the recorded pass before ``at``, else -1.
+
+        Kept per member set and request, brought up to date with the nodes added since: the
+        nodes one member may fit live (checked from the end, dropping what no longer fits: live
+        free resources only shrink during a pass, so a node dropped never fits again), and the
+        last recorded turn one member fits any of them (``RecordIndex.fits_until``, looked up
+        only once the live check passed: most turns that fail, fail there).
+        """
         # by the set's identity (kept in the entry): sets of two signatures may be equal, and
         # comparing two equal sets of 12k nodes cost ~30 us a lookup (the profile, 10k x 50k)
         key = (id(members), req)
         entry = self._seen.get(key)
-        if entry is None or entry[4] is not members:
-            entry = self._seen[key] = [0, 0, -1.0, [], members]
+        if entry is None or entry[0] is not members:
+            entry = self._seen[key] = [members, 0, 0, -1.0, [], []]
+        _, seen, count, until, fitting, unbounded = entry
         added = self.added
-        if entry[0] < len(added):
-            index = self.index()
-            count, until, fitting = entry[1], entry[2], entry[3]
-            for i in range(entry[0], len(added)):
+        if seen < len(added):
+            for i in range(seen, len(added)):
                 name = added[i]
                 if name in members:
                     count += 1
-                    last = index.fits_until(name, req)
-                    if last > until:
-                        until = last
+                    unbounded.append(name)
                     if live[name].fits_one(req):
                         fitting.append(name)
-            entry[0], entry[1], entry[2] = len(added), count, until
-        return entry
+            entry[1], entry[2] = len(added), count
+        if not count:
+            return 0
+        while fitting and not live[fitting[-1]].fits_one(req):
+            fitting.pop()
+        if fitting:
+            return -1
+        if unbounded:
+            index = self.index()
+            for name in unbounded:
+                last = index.fits_until(name, req)
+                if last > until:
+                    until = last
+            entry[3] = until
+            unbounded.clear()
+        return -1 if at <= until else 1
 
     def arrive(self, turn: int) -> bool:
         """The job recorded at ``turn`` pops: add what may differ for it; whether it is early."""
         early = turn > self._low
         if early or turn < self._high:
             self.shifted = True
-        if turn < self._high:  # late: jobs recorded after it were popped before it
-            keep: list[tuple[int, list[str]]] = []
-            for at, names in self._early:
-                if at > turn:
-                    self.add(names)
-                else:
-                    keep.append((at, names))
-            self._early = keep
+        early_heap = self._early
+        while early_heap and -early_heap[0][0] > turn:  # late: jobs recorded after it popped before it
+            self.add(heapq.heappop(early_heap)[1])
         if early:
             node_turns, popped, scan = self.index().node_turns, self._popped, self._scan
             while scan < len(node_turns) and node_turns[scan][0] < turn:
@@ -209,7 +223,7 @@ class Reorder:
         elif early:
             listed = list(names)
             if listed:
-                self._early.append((turn, listed))
+                heapq.heappush(self._early, (-turn, listed))
         popped = self._popped
         popped[turn] = 1
         low = self._low
