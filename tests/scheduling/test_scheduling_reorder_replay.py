@@ -21,10 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.p6_core import NOW, cluster, policy
+from hpctop.model.resources import Resources
 from hpctop.model.states import JobState
 from hpctop.model.store import Snapshot
 from hpctop.scheduling.core import schedule
 from hpctop.scheduling.memo import Memo
+from hpctop.scheduling.placement import NodeFree, Request
+from hpctop.scheduling.replay import RecordIndex, Reorder
 from tests.scheduling.test_scheduling_incremental import _decisions, _finish, _hold, _submit
 from tests.scheduling.test_scheduling_inputs import _event
 
@@ -134,3 +137,52 @@ def test_a_deleted_blocked_job_replays_the_turns_after_it() -> None:
     warm = schedule(after, POLICY, NOW, memo=memo)
     assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
     assert warm.stats["pass_replayed"] >= turns - 1 - 5, (warm.stats["pass_replayed"], turns)
+
+
+def test_a_new_first_blocked_job_is_named_in_the_replayed_reasons() -> None:
+    """A job submitted ahead of a partition's first blocked job (older, the same request) becomes
+    that partition's first blocked job: the later turns that read only that it is blocked are
+    replayed, and their "queued behind" reason names the new job (``_Cycle._rename``). No
+    reservations (depth 0), so the new job's turn changes nothing but who is blocked first."""
+    pol = dataclasses.replace(POLICY, reservation_depth=0)
+    memo = Memo()
+    first = schedule(QUICK, pol, NOW, memo=memo)
+    turns = len(memo.pass_record.steps)
+    marker = "queued behind higher-priority "
+    behind = [k for k in first.pending_order if marker in getattr(first.plans[k].reason, "message", "")]
+    assert behind, "no queued-behind reason at this size"
+    blocker_id = first.plans[behind[-1]].reason.message.split(marker)[1].split(",")[0]  # type: ignore[union-attr]
+    blocker = next(j for j in QUICK.jobs.values() if j.id == blocker_id)
+    pending = sorted(k for k, j in QUICK.jobs.items() if j.state == JobState.PENDING)
+    after = _submit(QUICK, pending.index(blocker.key))
+    new_key = next(k for k in after.jobs if k not in QUICK.jobs)
+    copy = dataclasses.replace(after.jobs[new_key], submit_time=blocker.submit_time - 86_400)
+    after = dataclasses.replace(after, jobs=MappingProxyType({**after.jobs, new_key: copy}))
+    warm = schedule(after, pol, NOW, memo=memo)
+    cold = schedule(after, pol, NOW, memo=Memo())
+    assert _decisions(warm) == _decisions(cold)
+    named = [
+        k for k in cold.pending_order if f"{marker}{copy.id}," in getattr(cold.plans[k].reason, "message", "")
+    ]
+    assert named, "the new job is no partition's first blocked job"
+    assert warm.stats["pass_replayed"] > turns // 2, (warm.stats["pass_replayed"], turns)
+
+
+def test_the_late_rule_adds_the_nodes_of_jobs_popped_before_their_turn() -> None:
+    """``Reorder`` alone: a job popped before a turn recorded ahead of it (early) passes its nodes
+    on to that turn when it pops later (late), and the early job itself gets the nodes of the
+    recorded turns it passed; a job popped in order adds nothing."""
+    templates = {name: NodeFree(name, 8, 8, {}, [1000] * 8, None, None) for name in ("a", "b", "c")}
+    req = Request.of(Resources.of(gpu=1000))
+    place = [("place", "q", None, req, [(name, (0,))], 0) for name in ("a", "b", "c")]
+    ends = [1, 2, 3]
+    index = RecordIndex(["k0", "k1", "k2"], ends, place, templates)
+    reorder = Reorder(3, set(), lambda: index)
+    assert reorder.arrive(0) is False  # in order
+    reorder.leave(0, False, (), False)
+    assert reorder.nodes == set()
+    assert reorder.arrive(2) is True  # early: turn 1 ("b") not popped yet
+    assert reorder.nodes == {"b"}
+    reorder.leave(2, True, ["c"], False)
+    assert reorder.arrive(1) is False  # late: turn 2 popped before it
+    assert reorder.nodes == {"b", "c"}
