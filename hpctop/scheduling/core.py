@@ -60,6 +60,9 @@ from hpctop.scheduling.types import (
 Signature = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[Toleration, ...]]
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 MAX_FAILURES_KEPT = 16
+#: turns checked (``_Cycle._unaffected``) out of the recorded order per look at how many passed:
+#: under a quarter, no more replay in the pass
+REPLAY_WINDOW = 256
 
 
 @dataclass(slots=True)
@@ -870,6 +873,18 @@ class _Cycle:
                     return False  # one member fits one live or in the recorded pass; a search reads them
         return True
 
+    def _known_blocked(self, job: Job, req: Request, usable: Sequence[str]) -> None:
+        """A replayed blocked turn did not fit its partitions' nodes under this pass's view
+        either (it read what the recorded one read): what ``try_place`` would have remembered, so
+        the next turn asking as much is not scanned again (the replay of a blocked turn left
+        the failure caches empty, and the next turn decided paid the scan: 10k x 50k)."""
+        sig = self.signature(job)
+        limit = job.time_limit
+        window_end = self.now + limit if limit else INF
+        m = len(job.pending_pods)
+        for pname in usable:
+            self.avail_failures.add((sig, pname, window_end), req, m)
+
     def _rename(self, out: Outcome) -> None:
         """A replayed turn's "queued behind" reason, naming the partition's first blocked job of
         this pass (the only read of who it is, with backfill on: ``consider``)."""
@@ -1235,6 +1250,7 @@ class _Cycle:
         budget0 = self.profile.budget
         # which recorded turns were popped, and the nodes that may differ (``replay.Reorder``)
         reorder: Reorder | None = None
+        window = passed = 0  # turns checked and replayed since the last look (``REPLAY_WINDOW``)
         if replay:
             assert record is not None and diff is not None
             reorder = Reorder(len(replay), diff[0], partial(_index_of, record))
@@ -1286,6 +1302,15 @@ class _Cycle:
                         ]
                         if replay[at].job is job:
                             done = replay[at]
+                if done is not None and changed and reorder is not None and reorder.shifted:
+                    # out of the recorded order a check costs about what a quick turn decided
+                    # costs: where few pass, the rest of the pass is decided without them (10k x
+                    # 50k, the second and third of finished pods in a row)
+                    window += 1
+                    if window == REPLAY_WINDOW:
+                        if passed * 4 < window:
+                            reorder, replay, done = None, (), None
+                        window = passed = 0
                 if done is not None:
                     assert reorder is not None
                     searched = any(effect[0] == "tried" for effect in done_effects)
@@ -1294,6 +1319,8 @@ class _Cycle:
                         job, path, elig[key], requests[key], done_effects, searched, before, at, reorder
                     ):
                         self._replay(done_effects)
+                        if changed and done_effects and done_effects[0][0] == "blocked":
+                            self._known_blocked(job, requests[key], done_effects[0][1])
                         effects.extend(done_effects)
                         if searched:
                             self.profile.budget = done.budget
@@ -1307,6 +1334,7 @@ class _Cycle:
                             placements.append(replace(out.placement, priority=breakdown_of(key)))
                         steps.append(_Step(job, len(effects), self.profile.budget, out))
                         replayed += 1
+                        passed += reorder.shifted
                         reorder.leave(at, early, effect_nodes(done_effects) if early else (), False)
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
