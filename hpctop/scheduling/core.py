@@ -144,7 +144,11 @@ def _index_of(record: PassRecord) -> RecordIndex:
     """``replay.RecordIndex`` of a record (built when a pass first needs it)."""
     steps = record.steps
     return RecordIndex(
-        [step.job.key for step in steps], [step.effects for step in steps], record.effects, record.templates
+        [step.job.key for step in steps],
+        [step.effects for step in steps],
+        record.effects,
+        record.templates,
+        record.usage,
     )
 
 
@@ -825,12 +829,12 @@ class _Cycle:
         own (reasons, the backfilled flag, strict order), the search count and budget, and the
         schedulable matching nodes of its partitions (placement scans, the live fit, the
         reservation it would delay, the reservation search). The first three are compared as
-        they are now: the quota must pass again (a turn stopped by it, whose reason quotes the
-        usage, is decided again), each partition must be blocked or not as it was (with backfill
-        off, by the same job; with it on only a "queued behind" reason names that job, and
-        ``_rename`` names this pass's), the search count must be on the same side of
-        ``reservation_depth`` and a search must start from the same budget.
-        Of the nodes only those that may differ (``reorder.nodes``)
+        they are now: the quota must pass again (a turn stopped before any placement, whose quota
+        reason quotes the usage, must see the recorded usage: ``RecordIndex.usage_at``), each
+        partition must be blocked or not as it was (with backfill off, by the same job; with it
+        on only a "queued behind" reason names that job, and ``_rename`` names this pass's), the
+        search count must be on the same side of ``reservation_depth`` and a search must start
+        from the same budget. Of the nodes only those that may differ (``reorder.nodes``)
         are looked at: one counts for nothing in either pass when one member fits it neither in
         the state the recorded pass had before the turn (``RecordIndex.fits_until``) nor in this
         one, since the scans take only nodes hosting a member (what a reservation leaves is
@@ -847,8 +851,14 @@ class _Cycle:
             capped = self._capped[path] = [
                 p for p in tree.ancestors(path) if tree.nodes[p].spec.max is not None
             ]
-        if capped and (not recorded or self.quota_block(path, job, len(job.pending_pods)) is not None):
-            return False
+        if capped:
+            if not recorded:  # stopped before any placement (``settled``): by the same usage?
+                index = reorder.index()
+                nodes = self.tree.nodes
+                ancestors = self.tree.ancestors
+                return all(index.usage_at(p, at, ancestors) == nodes[p].used for p in capped)
+            if self.quota_block(path, job, len(job.pending_pods)) is not None:
+                return False
         if not recorded:
             return True  # stopped before any placement, by what is fixed for the cycle (``settled``)
         if recorded[0][0] == "blocked" and searched != (

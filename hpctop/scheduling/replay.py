@@ -21,10 +21,12 @@ count and budget) is compared directly by ``core._Cycle._unaffected``.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from hpctop.model.resources import Resources
 from hpctop.scheduling.placement import NodeFree, Request
 
 
@@ -43,7 +45,17 @@ def effect_nodes(effects: Iterable[tuple[Any, ...]]) -> list[str]:
 class RecordIndex:
     """Per recorded turn: its job's key, its node effects, each node's placements, first blocks."""
 
-    __slots__ = ("_until", "by_key", "first_blocked", "node_turns", "placed_on", "templates")
+    __slots__ = (
+        "_until",
+        "_usage",
+        "by_key",
+        "first_blocked",
+        "node_turns",
+        "placed_on",
+        "places",
+        "templates",
+        "usage",
+    )
 
     def __init__(
         self,
@@ -51,8 +63,13 @@ class RecordIndex:
         ends: Sequence[int],
         effects: Sequence[tuple[Any, ...]],
         templates: Mapping[str, NodeFree],
+        usage: Mapping[str, Resources],
     ) -> None:
         self.templates = templates
+        self.usage = usage  # each queue's usage before the recorded pass's first placement
+        #: (turn, leaf queue path, what it placed) of each recorded placement, in pass order
+        self.places: list[tuple[int, str, Resources]] = []
+        self._usage: dict[str, tuple[list[int], list[Resources]]] = {}
         self.by_key: dict[object, int] = {key: turn for turn, key in enumerate(keys)}
         #: (turn, nodes) of each turn that placed or reserved, in pass order
         self.node_turns: list[tuple[int, list[str]]] = []
@@ -68,6 +85,7 @@ class RecordIndex:
                 effect = effects[i]
                 kind = effect[0]
                 if kind == "place":
+                    self.places.append((turn, effect[1], effect[2]))
                     req = effect[3]
                     for node, indices in effect[4]:
                         self.placed_on.setdefault(node, []).append((turn, req, indices))
@@ -86,6 +104,26 @@ class RecordIndex:
         """The first job blocked in ``partition`` before the recorded ``turn`` (``None``: none)."""
         found = self.first_blocked.get(partition)
         return found[1] if found is not None and found[0] < turn else None
+
+    def usage_at(self, path: str, turn: int, ancestors: Callable[[str], list[str]]) -> Resources | None:
+        """The queue's usage in the recorded pass just before ``turn`` (``None``: not recorded)."""
+        found = self._usage.get(path)
+        if found is None:
+            start = self.usage.get(path)
+            if start is None:
+                return None
+            turns: list[int] = []
+            sums: list[Resources] = []
+            total = start
+            for at, leaf, need in self.places:
+                if path in ancestors(leaf):
+                    total = total + need
+                    turns.append(at)
+                    sums.append(total)
+            found = self._usage[path] = (turns, sums)
+        turns, sums = found
+        k = bisect.bisect_left(turns, turn)
+        return sums[k - 1] if k else self.usage[path]
 
     def fits_until(self, node: str, req: Request) -> float:
         """The last recorded turn before which one member of ``req`` fits the node in the recorded

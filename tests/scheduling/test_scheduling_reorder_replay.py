@@ -176,7 +176,7 @@ def test_the_late_rule_adds_the_nodes_of_jobs_popped_before_their_turn() -> None
     req = Request.of(Resources.of(gpu=1000))
     place = [("place", "q", None, req, [(name, (0,))], 0) for name in ("a", "b", "c")]
     ends = [1, 2, 3]
-    index = RecordIndex(["k0", "k1", "k2"], ends, place, templates)
+    index = RecordIndex(["k0", "k1", "k2"], ends, place, templates, {})
     reorder = Reorder(3, set(), lambda: index)
     assert reorder.arrive(0) is False  # in order
     reorder.leave(0, False, (), False)
