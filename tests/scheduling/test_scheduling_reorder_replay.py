@@ -186,3 +186,43 @@ def test_the_late_rule_adds_the_nodes_of_jobs_popped_before_their_turn() -> None
     reorder.leave(2, True, ["c"], False)
     assert reorder.arrive(1) is False  # late: turn 2 popped before it
     assert reorder.nodes == {"b", "c"}
+
+
+def test_a_turn_that_passed_the_quota_is_decided_again_when_it_no_longer_does() -> None:
+    """A capped queue's usage raised by an event (one of its running jobs grew): a turn that
+    placed under the cap in the recorded pass is over it now, so it is decided again (the
+    quota is asked again, ``_unaffected``) and the answer is the full recompute's."""
+    base = SMALL
+    memo = Memo()
+    cold = schedule(base, POLICY, NOW, memo=memo)
+    queue = "root.research.rl"
+    placed = [p for p in cold.placements if base.jobs[p.job].queue == queue]
+    assert placed, "no placement in the capped queue"
+    need = base.jobs[placed[0].job].per_member.scale(len(placed[0].assignments))
+    used = memo.pass_record.usage[queue]  # before the pass's placements: the first one just fits
+    specs = tuple(
+        dataclasses.replace(q, max=Resources.of(gpu=used.gpu + need.gpu)) if q.path == queue else q
+        for q in POLICY.queues
+    )
+    tight = dataclasses.replace(POLICY, queues=specs)
+    memo = Memo()
+    first = schedule(base, tight, NOW, memo=memo)
+    assert placed[0].job in {p.job for p in first.placements}
+    # one running job of the queue grows (its pods too): its usage passes the cap for that placement
+    running = sorted(
+        k
+        for k, j in base.jobs.items()
+        if j.state == JobState.RUNNING and j.queue == queue and j.per_member.gpu > 0
+    )
+    job = base.jobs[running[0]]
+    pods = dict(base.pods)
+    for key in job.pods:
+        pods[key] = dataclasses.replace(pods[key], requests=pods[key].requests.scale(2))
+    jobs = {**base.jobs, job.key: dataclasses.replace(job, per_member=job.per_member.scale(2))}
+    after = dataclasses.replace(
+        base, version=base.version + 1, pods=MappingProxyType(pods), jobs=MappingProxyType(jobs)
+    )
+    warm = schedule(after, tight, NOW, memo=memo)
+    scratch = schedule(after, tight, NOW, memo=Memo())
+    assert _decisions(warm) == _decisions(scratch)
+    assert placed[0].job not in {p.job for p in scratch.placements}  # not vacuous: the cap bites
