@@ -20,16 +20,16 @@ Four figures, all on the same snapshot, timed in one process:
   jobs' requests and priority breakdowns (``memo.PendingDerivations``: only the jobs of the
   queue whose usage moved are recomputed; "priorities kept" is printed). The decision pass
   (place, reserve, explain in queue and priority order) is replayed from the previous cycle turn
-  by turn while a turn reads nothing the event changed, and goes on past a turn decided again
-  with the same effects (``core._unaffected``, ``core._resync``); it is decided afresh from where
-  the queues' order changes (the finished pod moved its queue's DRF share) or a search reads the
-  freed node. The share replayed is printed. The figure is still O(pending), and the console
-  pays one per refresh that saw events (it coalesces the events between refreshes), not one per
-  event. The 50 µs goal is
-  judged on it.
+  by turn where a turn reads nothing the event changed (``core._unaffected``); a job popped out
+  of its recorded order (the finished pod moved its queue's DRF share) finds its own recorded
+  turn, and the nodes of the turns it passed count as changed (``replay.Reorder``); a search
+  that reads a changed node is decided again. The share replayed is printed. The figure is
+  still O(pending), and the console pays one per refresh that saw events (it coalesces the
+  events between refreshes), not one per event. The 50 µs goal is judged on it.
 - **one submitted job**: a job submitted now (a copy of a pending one) into the warm memo
   of the previous cycle: the pass replays the previous cycle's decisions up to the new
-  job's turn (``core.PassRecord``) and decides from there on; the share of the pass replayed
+  job's turn (``core.PassRecord``), decides it, and replays each later turn that reads nothing
+  it changed; the share of the pass replayed
   is printed. Beside the verdict, not part of it: the goal's event is the finished pod above.
 - **one idle event**: a pod whose container restarted (nothing the core reads changed): what
   the live console pays for it, ``scheduling.inputs.same_inputs`` of the two snapshots (an

@@ -31,6 +31,7 @@ import heapq
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from hpctop.model.objects import Job, JobKey, Node, Reason, Toleration
@@ -46,6 +47,7 @@ from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_co
 from hpctop.scheduling.priority import PriorityInputs, breakdown, requested_gpu_cpu, static_terms, total_with
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.releases import forget, kept_for, release_times, releases_from_scratch
+from hpctop.scheduling.replay import RecordIndex, Reorder, effect_nodes
 from hpctop.scheduling.types import (
     JobPlan,
     Placement,
@@ -58,6 +60,9 @@ from hpctop.scheduling.types import (
 Signature = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[Toleration, ...]]
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 MAX_FAILURES_KEPT = 16
+#: turns checked (``_Cycle._unaffected``) out of the recorded order per look at how many passed:
+#: under a quarter, no more replay in the pass
+REPLAY_WINDOW = 256
 
 
 @dataclass(slots=True)
@@ -106,18 +111,18 @@ class _Step:
 
 @dataclass(frozen=True, slots=True)
 class PassRecord:
-    """A cycle's decision pass, kept in the memo so the next cycle can replay its prefix.
+    """A cycle's decision pass, kept in the memo so the next cycle can replay it turn by turn.
 
     Why: an event that leaves the nodes' free states, the running jobs and the clock alone (a
     job submitted, a pending job deleted, held or changed) changes nothing the pass decides
     before that job's turn: the pass pops jobs in the same order from the same state, so the
-    same decisions follow. The next cycle walks its own pop order and, while it pops the very
-    job object with the very priority breakdown the record has at that position, applies the
-    recorded effects (``_Cycle._replay``) instead of deciding again; from the first difference
-    on it decides as usual. ``stamp`` (the memo's free-state and running-job versions, ``now``,
-    the normalisers and weights), the view's identity and the policy say whether the record's
-    starting state is this cycle's; a finished or started pod moves them, so such an event
-    replays nothing (its queue's usage moves every queue's turn from the first job on).
+    same decisions follow. The next cycle walks its own pop order; each job it pops finds its
+    recorded turn (the same position while the order is the record's, else by key: a finished
+    pod moves its queue's DRF share and so where that queue's jobs come) and, for the very job
+    object whose turn reads nothing that differs (``_Cycle._unaffected``, ``replay.Reorder``),
+    applies the recorded effects (``_Cycle._replay``) instead of deciding again. ``stamp``
+    (``now``, the normalisers and weights), the view's identity and the policy say whether the
+    record can be used at all; what an event changed on nodes and queues is found per job.
     """
 
     view: object
@@ -132,6 +137,19 @@ class PassRecord:
     templates: Mapping[str, NodeFree]
     releases: Mapping[str, object] | None
     usage: Mapping[str, Resources]
+    budget: int  # the search budget before the first turn
+
+
+def _index_of(record: PassRecord) -> RecordIndex:
+    """``replay.RecordIndex`` of a record (built when a pass first needs it)."""
+    steps = record.steps
+    return RecordIndex(
+        [step.job.key for step in steps],
+        [step.effects for step in steps],
+        record.effects,
+        record.templates,
+        record.usage,
+    )
 
 
 #: cpu, memory, GPU milli, members, ext, per-node limit (0: none)
@@ -338,10 +356,10 @@ class _Cycle:
         self._quota: dict[tuple[str, Resources, int], tuple[int, tuple[str, str, int, int] | None]] = {}
         #: the raw release lists the profile started from (``PassRecord.releases``)
         self.raw_releases: dict[str, object] | None = None
-        #: per node an event changed: its live state as the recorded pass had it, kept in step
-        #: with the replayed placements (``_unaffected``)
-        self.shadow: dict[str, NodeFree] = {}
         self._capped: dict[str, list[str]] = {}  # leaf queue -> its queues with a max (quota reads)
+        #: (partition, recorded, current first blocked job) where they differ, for the turn
+        #: ``_unaffected`` last passed: its "queued behind" reason names the current one
+        self.renamed: list[tuple[str, str, str]] = []
 
     # -- static matching ------------------------------------------------------------------------
 
@@ -750,11 +768,9 @@ class _Cycle:
             kind = effect[0]
             if kind == "place":
                 _, path, need, req, members, limit = effect
-                live, profile, index, shadow = self.live, self.profile, self.index, self.shadow
+                live, profile, index = self.live, self.profile, self.index
                 for node, indices in members:
                     live[node].charge(req, indices)
-                    if node in shadow:
-                        shadow[node].charge(req, indices)
                 for node in dict.fromkeys(node for node, _ in members):
                     profile.touch(node)
                     index.update(live[node])
@@ -789,11 +805,8 @@ class _Cycle:
         nodes.update(old_rel.keys() - new_rel.keys())
         queues = {path for path, used in usage.items() if record.usage.get(path) != used}
         queues.update(record.usage.keys() - usage.keys())
-        for name in nodes:
-            template = old.get(name)
-            if template is None:
-                return None
-            self.shadow[name] = template.clone()
+        if any(name not in old for name in nodes):
+            return None  # a node the record never had: its recorded state is unknown
         return nodes, queues
 
     def _unaffected(
@@ -802,99 +815,93 @@ class _Cycle:
         path: str,
         elig: Eligibility,
         req: Request,
-        searched: bool,
-        budget_shift: int,
-        diff: tuple[set[str], set[str]],
-    ) -> bool:
-        """Whether a job's turn reads nothing an event changed, so it decides as it did before.
-
-        A turn reads the usage of its queue's capped ancestors (the quota check, and the usage a
-        quota reason quotes) and the schedulable matching nodes of its partitions (placement
-        scans, the live fit, the reservation it would delay, the reservation search with its
-        budget). A changed node it reads leaves every one of those answers alone when one member
-        fits it neither in the state the recorded pass had (``shadow``) nor in this one: the scans
-        take only nodes hosting a member (what a reservation leaves is never more than the live
-        state), so such a node counts for nothing in either. A reservation search also reads
-        each node's future releases and charges the budget for them, so a turn that searched
-        (``searched``) must not read a changed node at all.
-        """
-        nodes, queues = diff
-        if searched and budget_shift:
-            return False  # its search would start from another budget
-        if queues:
-            capped = self._capped.get(path)
-            if capped is None:
-                tree = self.tree
-                capped = self._capped[path] = [
-                    p for p in tree.ancestors(path) if tree.nodes[p].spec.max is not None
-                ]
-            if any(p in queues for p in capped):
-                return False
-        if nodes:
-            sig = self.signature(job)
-            for pname in elig.partitions:
-                hit = nodes.intersection(self.member_set(sig, pname))
-                if not hit:
-                    continue
-                if searched:
-                    return False
-                for name in hit:
-                    if self.shadow[name].fits_one(req) or self.live[name].fits_one(req):
-                        return False
-        return True
-
-    def _resync(
-        self,
         recorded: Sequence[tuple[Any, ...]],
-        mine: Sequence[tuple[Any, ...]],
-        diff: tuple[set[str], set[str]],
+        searched: bool,
+        budget: int,
+        at: int,
+        reorder: Reorder,
     ) -> bool:
-        """After a turn decided again: whether the replay can go on, and what differs now.
+        """Whether a job's turn reads nothing that differs from its recorded turn ``at``, so it
+        decides as it did then (``recorded``: that turn's effects; ``budget``: the search budget
+        before it).
 
-        The same effects leave what differs as it was. A placement of the same members of the
-        same queue on other nodes, or a reservation of the same job elsewhere or at another
-        time, leaves the queues' usage, the blocked partitions and the tries alike: the nodes of
-        both are added to what differs (their recorded state in ``shadow``: a node that differed
-        in nothing before this turn had this cycle's state less this turn's placement). Any
-        other difference (placed against blocked, other partitions blocked, a search more or
-        less) ends the replay.
+        A turn reads the quota of its queue's capped ancestors, the blocked partitions among its
+        own (reasons, the backfilled flag, strict order), the search count and budget, and the
+        schedulable matching nodes of its partitions (placement scans, the live fit, the
+        reservation it would delay, the reservation search). The first three are compared as
+        they are now: the quota must pass again (a turn stopped before any placement, whose quota
+        reason quotes the usage, must see the recorded usage: ``RecordIndex.usage_at``), each
+        partition must be blocked or not as it was (with backfill off, by the same job; with it
+        on only a "queued behind" reason names that job, and ``_rename`` names this pass's), the
+        search count must be on the same side of ``reservation_depth`` and a search must start
+        from the same budget. Of the nodes only those that may differ (``reorder.nodes``)
+        are looked at: one counts for nothing in either pass when one member fits it neither in
+        the state the recorded pass had before the turn (``RecordIndex.fits_until``) nor in this
+        one, since the scans take only nodes hosting a member (what a reservation leaves is
+        never more than the live state). A reservation search also reads each node's future
+        releases and charges the budget for them, so a turn that searched must not read such a
+        node at all.
         """
-        if len(recorded) != len(mine):
-            return False
-        nodes = diff[0]
-        shadow, live = self.shadow, self.live
-        for old, new in zip(recorded, mine, strict=True):
-            kind = old[0]
-            if kind != new[0]:
+        self.renamed.clear()
+        if searched and self.profile.budget != budget:
+            return False  # its search would start from another budget
+        capped = self._capped.get(path)
+        if capped is None:
+            tree = self.tree
+            capped = self._capped[path] = [
+                p for p in tree.ancestors(path) if tree.nodes[p].spec.max is not None
+            ]
+        if capped:
+            if not recorded:  # stopped before any placement (``settled``): by the same usage?
+                index = reorder.index()
+                nodes = self.tree.nodes
+                ancestors = self.tree.ancestors
+                return all(index.usage_at(p, at, ancestors) == nodes[p].used for p in capped)
+            if self.quota_block(path, job, len(job.pending_pods)) is not None:
                 return False
-            if kind == "place":
-                _, path, need, req, members, limit = old
-                if old != new:
-                    if (path, need, req, limit) != (new[1], new[2], new[3], new[5]):
-                        return False
-                    for name, _ in new[4]:
-                        if name not in shadow:
-                            before = live[name].clone()
-                            for other, taken in new[4]:
-                                if other == name:
-                                    before.charge(req, taken, -1)
-                            shadow[name] = before
-                        nodes.add(name)
-                    for name, _ in members:
-                        if name not in shadow:
-                            shadow[name] = live[name].clone()
-                        nodes.add(name)
-                for name, indices in members:  # the recorded placement, on the recorded states
-                    if name in shadow:
-                        shadow[name].charge(req, indices)
-            elif old != new:
-                if kind != "reserve" or old[1] != new[1]:
-                    return False
-                for name, _ in (*old[5], *new[5]):
-                    if name not in shadow:
-                        shadow[name] = live[name].clone()  # reservations are not in the live state
-                    nodes.add(name)
+        if not recorded:
+            return True  # stopped before any placement, by what is fixed for the cycle (``settled``)
+        if recorded[0][0] == "blocked" and searched != (
+            self.reservations_tried < self.policy.reservation_depth
+        ):
+            return False
+        index = reorder.index()
+        first = self.first_blocked
+        renamed = self.renamed
+        for pname in elig.partitions:
+            mine, then = first.get(pname), index.first_blocked_at(pname, at)
+            if mine != then:
+                if mine is None or then is None or not self.policy.backfill:
+                    return False  # blocked here in one pass only (or strict order reads who)
+                renamed.append((pname, then, mine))
+        if reorder.nodes:
+            sig = self.signature(job)
+            live = self.live
+            for pname in elig.partitions:
+                found = reorder.clear(self.member_set(sig, pname), req, live, at)  # (``Reorder.clear``)
+                if found < 0 or (found and searched):
+                    return False  # one member fits one live or in the recorded pass; a search reads them
         return True
+
+    def _known_blocked(self, job: Job, req: Request, usable: Sequence[str]) -> None:
+        """A replayed blocked turn did not fit its partitions' nodes under this pass's view
+        either (it read what the recorded one read): what ``try_place`` would have remembered, so
+        the next turn asking as much is not scanned again (the replay of a blocked turn left
+        the failure caches empty, and the next turn decided paid the scan: 10k x 50k)."""
+        sig = self.signature(job)
+        limit = job.time_limit
+        window_end = self.now + limit if limit else INF
+        m = len(job.pending_pods)
+        for pname in usable:
+            self.avail_failures.add((sig, pname, window_end), req, m)
+
+    def _rename(self, out: Outcome) -> None:
+        """A replayed turn's "queued behind" reason, naming the partition's first blocked job of
+        this pass (the only read of who it is, with backfill on: ``consider``)."""
+        for pname, then, mine in self.renamed:
+            if out.reason == explain.priority_behind(pname, then):
+                out.reason = explain.priority_behind(pname, mine)
+                return
 
     # -- the cycle -----------------------------------------------------------------------------
 
@@ -1267,7 +1274,7 @@ class _Cycle:
         outcomes: dict[JobKey, Outcome] = {}
         order: list[JobKey] = []
         placements: list[Placement] = []
-        # the previous cycle's pass (``PassRecord``), replayed while this one pops the same jobs
+        # the previous cycle's pass (``PassRecord``), replayed per job where nothing read differs
         memo = self.memo
         # the stamp: what the whole pass reads alike; what an event changed on nodes and queues
         # is found per job (``_start_diff``, ``_unaffected``)
@@ -1286,10 +1293,16 @@ class _Cycle:
             if diff is not None:
                 replay = record.steps
         changed = diff is not None and bool(diff[0] or diff[1])
-        budget_shift = 0  # this pass's search budget less the recorded pass's, after the same turn
         steps: list[_Step] = []
         effects = self.effects
         replayed = 0
+        budget0 = self.profile.budget
+        # which recorded turns were popped, and the nodes that may differ (``replay.Reorder``)
+        reorder: Reorder | None = None
+        window = passed = 0  # turns checked and replayed since the last look (``REPLAY_WINDOW``)
+        if replay:
+            assert record is not None and diff is not None
+            reorder = Reorder(len(replay), diff[0], partial(_index_of, record))
         for tier in sorted(by_tier, reverse=True):
             by_queue = by_tier[tier]
             queue_heap: list[tuple[float, str]] = []
@@ -1315,33 +1328,63 @@ class _Cycle:
                 # a held job is not tried (Slurm: priority 0, "not eligible"): a reason, no place in line
                 held = job.state == JobState.HELD
                 turn = len(steps)  # this pop's place in the pass (held jobs included)
-                # the recorded turn at this place: replayed when this job's turn reads nothing
-                # that differs from the recorded pass (``_unaffected``), else decided again and,
-                # when its effects differ from the record's only in where (``_resync``), the
-                # replay goes on with those nodes added to what differs
+                # this job's recorded turn (``at``), wherever the queues' order put it now: replayed
+                # when the turn reads nothing that differs from the recorded pass (``_unaffected``),
+                # else decided again; what may differ grows with the turns out of their recorded
+                # order and those decided with other effects (``replay.Reorder``)
+                at = -1
+                early = False
                 done: _Step | None = None
                 done_effects: Sequence[tuple[Any, ...]] = ()
-                if replay:
-                    done = replay[turn] if turn < len(replay) else None
-                    if done is None or done.job is not job:
-                        done, replay = None, ()  # another order from here on: no replay
+                if reorder is not None:
+                    assert record is not None
+                    if turn < len(replay) and replay[turn].job is job:
+                        at = turn
+                    else:
+                        at = reorder.index().by_key.get(key, -1)
+                    if at >= 0:
+                        early = reorder.arrive(at)
+                        if reorder.shifted:
+                            changed = True
+                        done_effects = record.effects[
+                            replay[at - 1].effects if at else 0 : replay[at].effects
+                        ]
+                        if replay[at].job is job:
+                            done = replay[at]
+                if done is not None and changed and reorder is not None and reorder.shifted:
+                    # out of the recorded order a check costs about what a quick turn decided
+                    # costs: where few pass, the rest of the pass is decided without them (10k x
+                    # 50k, the second and third of finished pods in a row)
+                    window += 1
+                    if window == REPLAY_WINDOW:
+                        if passed * 4 < window:
+                            reorder, replay, done = None, (), None
+                        window = passed = 0
                 if done is not None:
-                    assert record is not None and diff is not None
-                    done_effects = record.effects[replay[turn - 1].effects if turn else 0 : done.effects]
+                    assert reorder is not None
                     searched = any(effect[0] == "tried" for effect in done_effects)
+                    before = replay[at - 1].budget if at else record.budget
                     if not changed or self._unaffected(
-                        job, path, elig[key], requests[key], searched, budget_shift, diff
+                        job, path, elig[key], requests[key], done_effects, searched, before, at, reorder
                     ):
                         self._replay(done_effects)
+                        if changed and done_effects and done_effects[0][0] == "blocked":
+                            self._known_blocked(job, requests[key], done_effects[0][1])
                         effects.extend(done_effects)
-                        self.profile.budget = done.budget + budget_shift
+                        if searched:
+                            self.profile.budget = done.budget
                         out = outcomes[key] = done.outcome.copy()
+                        if changed and self.renamed:
+                            self._rename(out)
                         if not held:
+                            out.order = len(order)
                             order.append(key)
                         if out.placement is not None:
                             placements.append(replace(out.placement, priority=breakdown_of(key)))
                         steps.append(_Step(job, len(effects), self.profile.budget, out))
                         replayed += 1
+                        passed += reorder.shifted
+                        reorder.leave(at, early, effect_nodes(done_effects) if early else (), False)
                         if entries:
                             heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
                         continue
@@ -1357,18 +1400,29 @@ class _Cycle:
                     placements.append(replace(out.placement, priority=at_start))
                 if not placements_only:
                     steps.append(_Step(job, len(effects), self.profile.budget, out))
-                if done is not None:
-                    assert diff is not None
-                    if self._resync(done_effects, effects[start:], diff):
-                        budget_shift = self.profile.budget - done.budget
-                        changed = True
+                if reorder is not None:
+                    # decided again: what it changed that the record did not (or the reverse)
+                    mine = effects[start:]
+                    if at >= 0:
+                        differs = done_effects != mine
+                        names = [*effect_nodes(done_effects), *effect_nodes(mine)] if differs or early else ()
+                        reorder.leave(at, early, names, differs)
                     else:
-                        replay = ()
+                        reorder.add(effect_nodes(mine))
+                    changed = True
                 if entries:
                     heapq.heappush(queue_heap, (self.tree.drf_share(path, self.cluster), path))
         if not placements_only:
             memo.pass_record = PassRecord(
-                self.view, self.policy, stamp, steps, effects, self.live.templates, self.raw_releases, usage
+                self.view,
+                self.policy,
+                stamp,
+                steps,
+                effects,
+                self.live.templates,
+                self.raw_releases,
+                usage,
+                budget0,
             )
 
         # explain resource waits on the final state (one scan per distinct request and node set)
