@@ -9,7 +9,8 @@ Each test fails on the code before its fix (run from a ``git archive main`` copy
 - the job detail's long lines went on at the margin, as if the rest were a line of its own;
 - the charts drawn while hidden (C at 160x48, twice) kept their first ticks, placed for a plot of
   height 0 (the middle one missing), until the next sample;
-- the wait histogram's x ticks were its span's halves in minutes ("0.00 0.07 0.15").
+- the wait histogram's x ticks were its span's halves in minutes ("0.00 0.07 0.15");
+- ctrl+c did not quit: a notification said to press ctrl+q (the footer says q).
 """
 
 from __future__ import annotations
@@ -209,3 +210,21 @@ async def test_the_wait_axis_ticks_round_values_in_a_unit_that_suits() -> None:
     assert round_ticks(9.0, 4) == [0, 3, 6, 9]
     assert round_ticks(47.0, 4) == [0, 25, 50]
     assert round_ticks(0.0, 4) == [0, 1]
+
+
+async def test_ctrl_c_quits_but_copies_in_a_text_field() -> None:
+    from textual.widgets import Input
+
+    app = _demo()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash")  # the filter prompt: ctrl+c there is the field's copy
+        await pilot.pause()
+        assert isinstance(app.focused, Input)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+c")  # on the jobs pane: the console ends at once, as with q
+        await pilot.pause()
+    assert app.return_code == 0 and not app.is_running
