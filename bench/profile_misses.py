@@ -1,8 +1,9 @@
 """Profiles of the goals that miss, and the effect of the cyclic GC on bulk decode (``bench/README.md``).
 
-``python -m bench.profile_misses [p1|p3|p4|p6|p7|p7h|p7phases|p7views|p7points|p7split|gc] [size]``:
+``python -m bench.profile_misses [p1|p3|p4|p4b|p6|p7|p7h|p7phases|p7views|p7points|p7split|gc] [size]``:
 cProfile's top functions by own time (``tottime``) and by cumulative time for the region a benchmark times
-(``p7phases``: P7's CPU time split by phase and the GC's collections, no cProfile; ``p7views``:
+(``p4``: the console path P4's verdict times, its main thread; ``p4b``: ``list_once`` beside it;
+``p7phases``: P7's CPU time split by phase and the GC's collections, no cProfile; ``p7views``:
 the view reads alone from t = 2,400, the busy stretch; ``p7points``: the scheduling points
 alone, the same stretch; ``p7split``: headless and view replays alternated in one process, each
 split into the points' core, the view's cycles and the rest); ``gc`` times
@@ -58,22 +59,30 @@ def p3(pods: int) -> str:
     return profile(lambda: _replay(store, events, len(events) * 2))
 
 
-def p4(pods: int) -> str:
-    """One cold start (``bench/p4_cold.py``: list over loopback HTTP, tick, repaint), profiled whole."""
+def p4(pods: int, beside: bool = False) -> str:
+    """One P4 cold start (``bench/p4_cold.py``) profiled whole: the verdict's console path
+    (``_console_start``; cProfile sees this thread only: the final tick, ``publish`` and the
+    repaint, not the session's list thread nor the tick worker's listing views), or with
+    ``beside`` (``p4b``) ``list_once`` beside the session (``_cold_start``: list, tick, repaint,
+    all in this thread)."""
     import asyncio
     import tempfile
     from pathlib import Path
 
-    from bench.p4_cold import PageServer, _cold_start, kubeconfig, payload
+    from bench.p4_cold import PageServer, _cold_start, _console_start, kubeconfig, payload
 
     async def once() -> None:
         pages = payload(pods, max(pods // 20, 1))
         with tempfile.TemporaryDirectory() as tmp:
             async with PageServer(pages) as server:
                 config = kubeconfig(Path(tmp), server.url)
-                await _cold_start(config, pods)
+                await (_cold_start if beside else _console_start)(config, pods)
 
     return profile(lambda: asyncio.run(once()), top=30)
+
+
+def p4b(pods: int) -> str:
+    return p4(pods, beside=True)
 
 
 def p6(nodes: int) -> str:
@@ -324,6 +333,7 @@ def main(argv: list[str]) -> None:
         "p1": p1,
         "p3": p3,
         "p4": p4,
+        "p4b": p4b,
         "p6": p6,
         "p7": p7,
         "p7h": p7h,
@@ -337,6 +347,7 @@ def main(argv: list[str]) -> None:
         "p1": 5000,
         "p3": 5000,
         "p4": 2000,
+        "p4b": 2000,
         "p6": 2000,
         "p7": 1200,
         "p7h": 1200,

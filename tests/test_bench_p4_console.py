@@ -59,3 +59,40 @@ def test_console_start_lists_ticks_and_paints_every_job(monkeypatch: pytest.Monk
     assert 0 < built["replan"] <= 300
     with pytest.raises(RuntimeError, match="expected 301 jobs"):
         asyncio.run(once(301))
+
+
+def test_the_verdict_times_the_console_path_and_prints_the_list_once_path_beside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 16, session 17: P4's verdict is what a user waits for (``_console_start``); the
+    ``list_once`` path (``_cold_start``) is printed beside it. Each side answers its own time here,
+    so the line shows which side its figure is."""
+    calls: list[str] = []
+
+    async def console(config: str, expected: int, nodes: int | None = None) -> float:
+        calls.append("console")
+        return 3.0
+
+    async def beside(config: str, expected: int, nodes: int | None = None) -> float:
+        calls.append("beside")
+        return 5.0
+
+    monkeypatch.setattr(p4_cold, "_console_start", console)
+    monkeypatch.setattr(p4_cold, "_cold_start", beside)
+    monkeypatch.setattr(p4_cold, "_loads_all", lambda pages, mode="off": (2.0 if mode == "off" else 4.0, 12))
+    verdict = p4_cold.run(10, 2, repeats=2)
+    assert calls == ["console", "beside", "console", "beside"]
+    line = verdict.line()
+    assert "3.00 s to a painted jobs pane = 1.5x orjson.loads, GC off (2.00 s)" in line
+    assert "list_once beside the session and one tick 5.00 s (2.5x)" in line
+    assert verdict.passed
+
+
+def test_the_p4_profile_is_of_the_verdicts_path() -> None:
+    """``profile_misses p4`` profiles what the verdict times (the console path); ``p4b`` the
+    ``list_once`` path printed beside it."""
+    from bench import profile_misses
+
+    console, beside = profile_misses.p4(100), profile_misses.p4b(100)
+    assert "(_console_start)" in console and "(_cold_start)" not in console
+    assert "(_cold_start)" in beside and "(_console_start)" not in beside

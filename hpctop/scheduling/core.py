@@ -43,7 +43,7 @@ from hpctop.scheduling.backfill import INF, Profile, Reservation, earliest_start
 from hpctop.scheduling.memo import SHARED, Memo
 from hpctop.scheduling.partitions import PartitionInfo, partition_status_fast, to_resources
 from hpctop.scheduling.placement import NodeFree, Request, WholeIndex, choose_counted
-from hpctop.scheduling.priority import PriorityInputs, breakdown, static_terms, total_with
+from hpctop.scheduling.priority import PriorityInputs, breakdown, requested_gpu_cpu, static_terms, total_with
 from hpctop.scheduling.queues import QueueTree
 from hpctop.scheduling.releases import forget, kept_for, release_times, releases_from_scratch
 from hpctop.scheduling.types import (
@@ -1187,6 +1187,14 @@ class _Cycle:
         kept_running = self.memo.running_plans
         context = kept_running.context_for(self.view, self.policy, inputs, len(split.active))
         running_kept = kept_running.entries
+        #: per running partition (None: on no partition's node), its factor and capacity, and per
+        #: (partition, requested GPUs and CPUs, QoS value) the static terms: what ``prio`` derives
+        #: per job, shared by the running jobs alike (issue 16, P4: every running job's plan is read
+        #: by the console's first view, 200,000 at P4's size)
+        part_shapes: dict[str | None, tuple[int, int, int]] = {}
+        first_partition = self.view.first_partition
+        partition_names = [p.name for p in self.partitions]
+        shape_terms: dict[tuple[str | None, int, int, int | None], tuple[float, float, float]] = {}
 
         def running_plan(job: Job) -> JobPlan:
             """A running job's plan, computed when read: only pending jobs' priorities order anything.
@@ -1195,7 +1203,9 @@ class _Cycle:
             only). The whole priority a job was placed with rides on its ``Placement`` and the
             session keeps it while the job runs (``priority.FrozenPriorities``); this is the
             fallback for a job nobody saw start: the age taken at its start, the rest today's.
-            Its total is summed without the breakdown's dicts (the tables read only the total).
+            Its total is summed without the breakdown's dicts (the tables read only the total),
+            from the static terms of its partition and request shape (``shape_terms``): the very
+            ``prio(job, [part], at=start)`` of a job alone, the same calls on the same values.
             """
             key = job.key
             fs = fairshare[path_of[job.queue]]
@@ -1203,11 +1213,40 @@ class _Cycle:
             if found is not None and found[0] is job and found[1] is context and found[2] == fs:
                 plan: JobPlan = found[3]
                 return plan
-            part = running_partition(job)
+            on = job.nodes
+            if len(on) == 1:  # ``running_partition`` of a job on one node, without its generator
+                first = first_partition.get(on[0])
+                part = None if first is None else partition_names[first]
+            else:
+                part = running_partition(job)
             start = job.start_time
+            at = now if start is None else start
+            shape = part_shapes.get(part)
+            if shape is None:
+                parts = [part] if part else []
+                gpus, cpus = union_capacity(parts)
+                shape = part_shapes[part] = (
+                    max((part_by_name[p].spec.job_factor for p in parts), default=0),
+                    gpus,
+                    cpus,
+                )
+            tier, gpus, cpus = shape
+            gpu, cpu = requested_gpu_cpu(job)
+            shape_key = (part, gpu, cpu, job.priority_value)
+            terms = shape_terms.get(shape_key)
+            if terms is None:
+                terms = shape_terms[shape_key] = static_terms(
+                    job,
+                    weights=weights,
+                    inputs=inputs,
+                    tier=tier,
+                    gpus_in_partitions=gpus,
+                    cpus_in_partitions=cpus,
+                )
+            total = total_with(job, terms, now=at, weights=weights, fairshare=fs)
             plan = JobPlan(
                 job=key,
-                priority=prio(job, [part] if part else [], at=now if start is None else start),
+                priority=_Deferred(total, job, at, weights, inputs, fs, tier, gpus, cpus),
                 partition=part,
                 eta=start,
             )

@@ -44,14 +44,27 @@ class PriorityInputs:
     max_qos: int
 
 
+def requested_gpu_cpu(job: Job) -> tuple[int, int]:
+    """``(job.requested.gpu, job.requested.cpu)`` without building the ``Resources`` sum.
+
+    Why: ``Job.requested`` scales the member's request into a new vector on every read, and the
+    job-size factor is read per job per cycle (every running job's plan in the console's first
+    view: ~7 us of the ~25 us a running plan cost, profiled at P4's 50,000 jobs)."""
+    total = job.requested_total
+    if total is not None:
+        return total.gpu, total.cpu
+    per, members = job.per_member, job.members
+    return per.gpu * members, per.cpu * members
+
+
 def job_size_factor(job: Job, gpus_in_partitions: int, cpus_in_partitions: int) -> float:
     """Requested GPUs over the GPUs of the job's partition(s); CPUs when it asks no GPU."""
-    requested = job.requested
-    if requested.gpu > 0:
-        return min(requested.gpu / gpus_in_partitions, 1.0) if gpus_in_partitions > 0 else 1.0
+    gpu, cpu = requested_gpu_cpu(job)
+    if gpu > 0:
+        return min(gpu / gpus_in_partitions, 1.0) if gpus_in_partitions > 0 else 1.0
     if cpus_in_partitions <= 0:
         return 0.0
-    return min(max(requested.cpu, 0) / cpus_in_partitions, 1.0)
+    return min(max(cpu, 0) / cpus_in_partitions, 1.0)
 
 
 def age_factor(job: Job, now: float, weights: PriorityWeights) -> float:
