@@ -238,6 +238,13 @@ class HpctopApp(ActionFlows, PaletteTargets, DetailFeed, ObjectViewFlows):
                 permissions = {f"{key[0]}/{key[1]}": "", **permissions}
             self.push_screen(HelpScreen(self.user_keymap, self.read_only, permissions))
 
+    def action_help_quit(self) -> None:
+        """ctrl+c quits, as in top and htop. Textual's own ctrl+c only said "Press ctrl+q to quit
+        the app" (not hpctop's q): a user's ctrl+c took a notification, a read and another key.
+        Text selected on the screen is still copied (the screen's ctrl+c comes first), and in a
+        text field (the filter prompt) ctrl+c is the field's copy. As q's ``action_quit``: exit."""
+        self.exit()
+
     def action_focus_pane(self, name: str) -> None:
         widget = self._main(Widget, f"#{name}")
         if name in ("gpus", "queues"):

@@ -278,6 +278,12 @@ def _cell(text: str) -> str:
     return sanitize_display(text, cap=CELL)
 
 
+#: REASON of a waiting job the core placed in its last pass (no reason holds it back; squeue says
+#: "None"): hpctop's forecast that it starts next, marked as one (ARCHITECTURE.md "observed first,
+#: forecast labelled"), on the demo too
+PLACED_NEXT = FORECAST_MARK + "starts next"
+
+
 def make_row(job: Job, plan: JobPlan | None) -> JobRow:
     """One job's row. Why :func:`merge` only for a pending job: of its view the row reads the
     reason, the ETA and the order, and each is None for a job that is not pending (``merge`` and
@@ -311,6 +317,8 @@ def _row(job: Job, plan: JobPlan | None, row_id: str, name: str, user: str, queu
         r = view.reason
         # a Slurm job's reason is Slurm's own word (Resources, Priority, JobHeldUser), as squeue's
         reason = (r.message if r.source == SLURM_REASON_SOURCE else r.code.value) if r else ""
+        if r is None and plan is not None and plan.placement is not None:
+            reason = PLACED_NEXT  # squeue's "None"; REASON was empty: the core's word, marked so
         eta = view.eta
         eta_source = view.eta_source
     elif state.is_finished:

@@ -138,13 +138,21 @@ async def test_read_only_refusals_say_so() -> None:
 
 
 async def _footer_after(pilot: Any, app: HpctopApp) -> tuple[FittedFooter, list[FooterKey]]:
-    """The main screen's footer once its hints are laid out (they come after the first refresh)."""
+    """The screen's footer once its hints are laid out: each hint has a region, and the same hints
+    are there after one more pause. The hints come after the first refresh, and the footer composes
+    them again when the screen's bindings change: a starved process (the pilot takes a process
+    that gets no CPU for an idle one) read the hints of a new compose before their layout, a
+    region of width 0 (flaky under load; 2-3 of these 6 tests in each run with the process stopped
+    90 ms of every 95)."""
     footer = app.screen.query_one(FittedFooter)
-    for _ in range(50):
+    seen: list[FooterKey] = []
+    for _ in range(100):
         await pilot.pause()
         keys = [k for k in footer.query(FooterKey) if not k.has_class("-command-palette")]
-        if keys:
+        laid_out = bool(keys) and all(k.region.width > 0 for k in keys)
+        if laid_out and keys == seen:
             return footer, keys
+        seen = keys if laid_out else []
     raise AssertionError("the footer laid out no hints")
 
 

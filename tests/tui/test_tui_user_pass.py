@@ -27,7 +27,7 @@ from hpctop.runtime.session import demo_session
 from hpctop.scheduling.types import QueueStatus
 from hpctop.tui.app import HpctopApp, make_app
 from hpctop.tui.keymap import KEYMAP
-from hpctop.tui.rows import COLUMNS, cells, fit_columns
+from hpctop.tui.rows import COLUMNS, PLACED_NEXT, cells, fit_columns
 from hpctop.tui.screens.confirm import ConfirmScreen
 from hpctop.tui.widgets.gpus import GpuPane
 from hpctop.tui.widgets.jobs import JobsTable
@@ -78,7 +78,7 @@ async def test_kai_order_is_marked_as_hpctops_estimate() -> None:
             if placed is not None:
                 break
             app.step_now(3)
-        assert placed is not None and not placed.reason, placed
+        assert placed is not None and placed.reason == PLACED_NEXT, placed  # the core's word, marked
         body = app._detail(placed.key).plain
         assert "hpctop's core would place it now (a forecast)" in body and "last pass" not in body
 
@@ -381,7 +381,7 @@ async def test_a_placed_pending_job_says_why_it_has_no_reason() -> None:
         placed = [
             r
             for r in jobs.view
-            if r.key in jobs.ranks and not r.reason and result.plans[r.key].placement is not None
+            if r.key in jobs.ranks and r.reason == PLACED_NEXT and result.plans[r.key].placement is not None
         ]
         assert placed, "no placed job waiting to be bound"
         body = app._detail(placed[0].key).plain

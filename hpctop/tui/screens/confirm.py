@@ -14,7 +14,7 @@ click on *Confirm* does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from rich.console import Console, ConsoleOptions
@@ -84,22 +84,31 @@ def preview_text(
 ITEM_MARKS = ("→ ", "✗ ", "⚠ ")
 
 
+def item_hang(plain: str) -> int:
+    """Where a preview line's continuation goes: under its own text, past its indent and its mark."""
+    indent = len(plain) - len(plain.lstrip(" "))
+    return indent + 2 if plain[indent:].startswith(ITEM_MARKS) else indent
+
+
 class HangingText:
     """``text`` wrapped to the dialog's width with each line's continuation under the line's own
     text (its indent, and its mark: "→ ", "✗ "). Rich wraps a ``Text`` at the margin, so at 80
     columns "✗ search/openb-pod-1601: ... has already finished (complete)" went on at the dialog's
-    edge, as if "(complete)" were an item of its own."""
+    edge, as if "(complete)" were an item of its own. ``hang``: the continuation's column for a
+    line's plain text (:func:`item_hang` by default; the job detail's hangs under the value).
+    ``str()`` is the text unwrapped (what tests and a copy read)."""
 
-    def __init__(self, text: Text) -> None:
+    def __init__(self, text: Text, hang: Callable[[str], int] = item_hang) -> None:
         self.text = text
+        self.hang = hang
+
+    def __str__(self) -> str:
+        return self.text.plain
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         width = options.max_width
         for line in self.text.split("\n", allow_blank=True):
-            plain = line.plain
-            indent = len(plain) - len(plain.lstrip(" "))
-            if plain[indent:].startswith(ITEM_MARKS):
-                indent += 2
+            indent = self.hang(line.plain)
             if line.cell_len <= width or indent * 2 > width:
                 yield line
                 continue

@@ -2,7 +2,8 @@
 
 The text is rebuilt from the latest snapshot each tick while the screen is open (the callback is
 the app's), so the reason, ETA and placement stay live. Every cluster string goes through the
-sanitiser with newlines kept only where a message is multi-line; the whole body is one Rich ``Text``.
+sanitiser with newlines kept only where a message is multi-line; the whole body is one Rich ``Text``,
+drawn wrapped with each line's rest under its value (:class:`DetailBody`), not at the margin.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from hpctop.tui.gpumap import NodeGpus, fill_glyph
 from hpctop.tui.keymap import bindings
 from hpctop.tui.rows import fmt_clock, fmt_duration, fmt_eta, is_held, order_source
 from hpctop.tui.sanitize import DETAIL_CAP, sanitize_display
+from hpctop.tui.screens.confirm import HangingText
 from hpctop.tui.topology_text import topology_lines
 from hpctop.tui.widgets.footer import FittedFooter
 
 if TYPE_CHECKING:
+    from textual.app import RenderResult
+
     from hpctop.actions.audit import AuditRecord
     from hpctop.sources.kube.events import EventRow
 
@@ -308,6 +312,28 @@ def _actions_section(t: Text, journal: list[JournalEntry], audit: Sequence[Audit
             t.append("\n")
 
 
+def value_hang(plain: str) -> int:
+    """Where a wrapped detail line goes on: a field line ("queue …  partition …") under its first
+    value, past the label; a line of a section (indented) two cells in from its own indent. Rich
+    wrapped the body at the margin, so a long line's rest read as a line of its own."""
+    indent = len(plain) - len(plain.lstrip(" "))
+    if indent:
+        return indent + 2
+    label = plain.find(" ")
+    return label + 1 if 0 < label < 16 else 2
+
+
+class DetailBody(Static):
+    """The detail's text, each wrapped line going on under its value (:func:`value_hang`);
+    ``render()`` is the text itself, and its ``str()`` the whole unwrapped text (tests read it)."""
+
+    def set_text(self, text: Text) -> None:
+        self.update(HangingText(text, value_hang))
+
+    def render(self) -> RenderResult:
+        return self.content  # the HangingText (Static's visual of it has no text of its own)
+
+
 class JobDetailScreen(Screen[None]):
     BINDINGS = list(bindings("detail"))  # noqa: RUF012
 
@@ -317,12 +343,14 @@ class JobDetailScreen(Screen[None]):
         self._build = build
 
     def compose(self) -> ComposeResult:
+        body = DetailBody(id="detail-text")
+        body.set_text(self._build(self.key))
         with VerticalScroll(id="detail-body"):
-            yield Static(self._build(self.key), id="detail-text")
+            yield body
         yield FittedFooter()
 
     def refresh_body(self) -> None:
-        self.query_one("#detail-text", Static).update(self._build(self.key))
+        self.query_one("#detail-text", DetailBody).set_text(self._build(self.key))
 
     def action_close(self) -> None:
         self.dismiss(None)

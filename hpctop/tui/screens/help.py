@@ -61,7 +61,11 @@ def help_title(read_only: bool, show_action: bool) -> Text:
 #: what the columns and marks of the panes mean (a key table alone left ORDER and ``~`` unexplained)
 LEGEND: tuple[tuple[str, str], ...] = (
     ("ORDER", "where the scheduler tries a waiting job (lowest-share queue first, then priority)"),
-    ("~", "hpctop's estimate, where another scheduler decides (KAI, Kueue, Volcano, YuniKorn)"),
+    (
+        "~",
+        "hpctop's estimate, where another scheduler decides (KAI, Kueue, Volcano, YuniKorn);"
+        " REASON ~starts next: placed in the core's last pass, nothing holds it back (squeue: None)",
+    ),
     (
         "TIME / WAIT",
         "run time (0:00 until it starts, as squeue) / submission to start; one TIME/WAIT column"

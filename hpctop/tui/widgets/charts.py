@@ -51,14 +51,33 @@ def top_series(series: Mapping[str, list[float]], n: int = MAX_SERIES) -> dict[s
     return out
 
 
-def wait_histogram(waits_minutes: list[float], bins: int = WAIT_BINS) -> tuple[list[float], list[int], float]:
-    """(left edges, counts, bin width) of waits in minutes, bins from 0 (waits are never negative)."""
-    top = max(waits_minutes, default=0.0)
+def wait_histogram(
+    waits: list[float], bins: int = WAIT_BINS, top: float | None = None
+) -> tuple[list[float], list[int], float]:
+    """(left edges, counts, bin width) of ``waits``, ``bins`` bins from 0 (waits are never
+    negative) to ``top`` (the axis's last tick; by default the longest wait)."""
+    if top is None:
+        top = max(waits, default=0.0)
     width = top / bins if top > 0 else 1.0
     counts = [0] * bins
-    for w in waits_minutes:
+    for w in waits:
         counts[min(int(max(w, 0.0) / width), bins - 1)] += 1
     return [i * width for i in range(bins)], counts, width
+
+
+#: the wait axis's unit by the longest wait: (below this many seconds, the unit, its seconds)
+WAIT_UNITS = ((120.0, "seconds", 1.0), (3 * 3600.0, "minutes", 60.0), (3 * 86400.0, "hours", 3600.0))
+#: ticks on the wait axis at most (a chart is ~20 columns wide at 80: four short labels fit)
+WAIT_TICKS = 4
+
+
+def wait_unit(longest: float) -> tuple[str, float]:
+    """(name, seconds per unit) for a wait axis whose longest wait is ``longest`` seconds: a span
+    of 9 seconds in minutes read "0.00 0.07 0.15", one of 20 hours "0 600 1200"."""
+    for below, name, seconds in WAIT_UNITS:
+        if longest < below:
+            return name, seconds
+    return "days", 86400.0
 
 
 def tick_labels(ticks: list[float]) -> list[str]:
@@ -104,7 +123,13 @@ def y_ticks(top: float, plot_height: int) -> list[float]:
     span, labelled to one decimal, and dropped those that fell on a taken row: five rows of
     "pending jobs" read "11.6 9.6 5.8 3.9 0.0", uneven steps of a count that has no decimals."""
     canvas = max(plot_height - PLOT_CHROME_ROWS, 1)
-    most = max(2, (canvas + 1) // 2)
+    return round_ticks(top, max(2, (canvas + 1) // 2))
+
+
+def round_ticks(top: float, most: int) -> list[float]:
+    """Round ticks from 0 to at least ``top``, at most ``most`` of them: the lowest last tick (the
+    least room wasted above the data), then the most ticks; steps of 1, 1.5, 2, 2.5, 3, 4, 5, 6
+    or 8 times a power of ten (15 and 30 minutes, 6 and 12 hours read well too)."""
     if top <= 0:
         return [0.0, 1.0]
     power = 10 ** math.floor(math.log10(top))
@@ -155,12 +180,13 @@ class Chart(PlotextPlot):
     def __init__(self, title: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.full_title = title
+        #: the y axis's data top (:meth:`set_y`), kept to place the ticks again on a resize (it
+        #: was set in :meth:`fit_title`, which every resize calls first: the ticks of a first draw
+        #: before the layout, for a plot of height 0, stayed until the next sample)
+        self.y_top: float | None = None
 
     def fit_title(self) -> None:
         self.plt.title(fit_title(self.full_title, self.size.width))
-
-        #: the y axis's data top (:meth:`set_y`), kept to place the ticks again on a resize
-        self.y_top: float | None = None
 
     def set_y(self, top: float) -> None:
         """The y axis from 0 to the last of :func:`y_ticks` for ``top``, for the plot's height now
@@ -251,15 +277,20 @@ class ChartsPane(Horizontal):
         plt = plot.plt
         plt.clear_data()
         plot.fit_title()
-        waits = [w / 60 for w in history.waits]
-        if waits:
-            edges, counts, width = wait_histogram(waits)
+        unit = "minutes"
+        if history.waits:
+            # round ticks in a unit that suits the span (plotext's halves of it read "0.00 0.07
+            # 0.15" minutes), the bins from 0 to the last tick
+            unit, seconds = wait_unit(max(history.waits))
+            waits = [w / seconds for w in history.waits]
+            ticks = round_ticks(max(waits), WAIT_TICKS)
+            edges, counts, width = wait_histogram(waits, top=ticks[-1])
             plt.bar([e + width / 2 for e in edges], counts, width=0.9, color=colours[0])
-            top = edges[-1] + width
-            plt.xlim(0, top)
-            ticks = [0.0, top / 2, top]
-            plt.xticks(ticks, tick_labels(ticks))
+            plt.xlim(0, ticks[-1])
+            plt.xticks(ticks, [f"{t:g}" for t in ticks])
             plot.set_y(max(max(counts) * 1.05, 1.0))
-        plt.xlabel("minutes waited")
-        self.query_one("#legend-waits", Static).update(Text(f"{len(waits)} started jobs", no_wrap=True))
+        plt.xlabel(f"{unit} waited")
+        self.query_one("#legend-waits", Static).update(
+            Text(f"{len(history.waits)} started jobs", no_wrap=True)
+        )
         plot.refresh()

@@ -4,6 +4,9 @@ A console that silently shows stale data is worse than none, so the snapshot's a
 and turns into a ``STALE`` badge past a threshold; READ-ONLY is a badge too, so a user never wonders
 whether a key will act. The badge names the source ("demo · READ-ONLY"): otherwise the source, left
 out before the counts when the bar is short, was the part the badge pushed out at 80 columns.
+A simulated session's source ("demo", a scenario, a replay) is never left out either: at 80
+columns a lagging simulation's "×21.6 of ×60" pushed "demo" out, and nothing on screen said the
+cluster was not a live one.
 Built as a Rich ``Text`` from parts: the only cluster-controlled piece (the
 source name, e.g. a scenario file name) is sanitised and appended as data.
 
@@ -76,7 +79,9 @@ class StatusBar(Static):
         age = "age " + (fmt_duration(info.age) if info.age >= 1 else "<1s")
         if info.stale:
             part(0, " STALE ", f"bold reverse {colours.get('stale', '')}")
-        if not info.read_only:
+        if not info.read_only and info.simulated:  # the mode always shows: not a live cluster
+            part(0, sanitize_display(info.source, cap=READ_ONLY_SOURCE_CAP), "bold")
+        elif not info.read_only:
             part(3, sanitize_display(info.source, cap=60), "bold")
         fresh = not info.connection.startswith("stale")
         part(5, info.connection, colours.get("success", "") if fresh else "")
