@@ -48,7 +48,7 @@ class KeySpec:
 
 KEYMAP: tuple[KeySpec, ...] = (
     # -- anywhere --------------------------------------------------------------------------------
-    KeySpec("quit", "q", "quit", "Quit", "Leave hpctop", "app"),
+    KeySpec("quit", "q", "quit", "Quit", "Leave hpctop (ctrl+c too)", "app"),
     KeySpec("help", "question_mark", "help", "Help", "Show every key binding and what it does", "app"),
     KeySpec(
         "palette",
