@@ -228,3 +228,29 @@ async def test_ctrl_c_quits_but_copies_in_a_text_field() -> None:
         await pilot.press("ctrl+c")  # on the jobs pane: the console ends at once, as with q
         await pilot.pause()
     assert app.return_code == 0 and not app.is_running
+
+
+def _time_axis(chart: Chart) -> tuple[list[str], str]:
+    lines = [_line(chart, y) for y in range(chart.size.height)]
+    axis = next(i for i, line in enumerate(lines) if "└" in line)
+    return lines[axis + 1].split(), lines[axis + 2].strip()
+
+
+async def test_the_line_charts_time_axis_reads_seconds_first_then_minutes() -> None:
+    """The line charts' time axis was always in minutes: the first seconds of a session (or a slow
+    demo) read "0.0 0.1 0.2 0.3 minutes", and spans under a tenth of a second "0.000 0.000 0.000".
+    Now the unit follows the span, as the wait axis's does."""
+    app = _demo(charts=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        for _ in range(3):
+            app.step_now(10)
+        await pilot.pause()
+        labels, unit = _time_axis(app.query_one("#chart-alloc", Chart))
+        span = app.history.samples[-1].t - app.history.samples[0].t
+        assert span < 120 and unit == "seconds", (unit, span)
+        assert len(set(labels)) == len(labels) >= 2 and all(label.isdigit() for label in labels), labels
+        for _ in range(3):
+            app.step_now(300)
+        await pilot.pause()
+        labels, unit = _time_axis(app.query_one("#chart-alloc", Chart))
+        assert unit == "minutes" and len(set(labels)) == len(labels) >= 2, (unit, labels)

@@ -72,8 +72,10 @@ WAIT_TICKS = 4
 
 
 def wait_unit(longest: float) -> tuple[str, float]:
-    """(name, seconds per unit) for a wait axis whose longest wait is ``longest`` seconds: a span
-    of 9 seconds in minutes read "0.00 0.07 0.15", one of 20 hours "0 600 1200"."""
+    """(name, seconds per unit) for a time axis (the waits, or the line charts' time since the
+    first sample) whose longest value is ``longest`` seconds: a span of 9 seconds in minutes read
+    "0.00 0.07 0.15", one of 20 hours "0 600 1200"; the first seconds of a session or a slow demo
+    read "0.000 0.000 0.000" minutes on the line charts."""
     for below, name, seconds in WAIT_UNITS:
         if longest < below:
             return name, seconds
@@ -86,7 +88,7 @@ def tick_labels(ticks: list[float]) -> list[str]:
     "0.00 0.07 0.15", not "0.0 0.1 0.1"."""
     whole = all(t == int(t) for t in ticks)  # round ticks (nice_ticks): "0 1 2", not "0.0 1.0 2.0"
     fewest = 0 if whole or max(ticks, default=0.0) >= 3 else 1
-    for decimals in range(fewest, 4):
+    for decimals in range(fewest, 7):
         labels = [f"{t:.{decimals}f}" for t in ticks]
         if len(set(labels)) == len(set(ticks)):
             return labels
@@ -235,24 +237,23 @@ class ChartsPane(Horizontal):
         colours = self._colours()
         t0 = history.samples[0].t if history.samples else 0.0
 
-        def rel(ts: list[float]) -> list[float]:
-            return [(t - t0) / 60 for t in ts]  # minutes since the first sample
-
         def lines(name: str, series: dict[str, list[float]], times: list[float]) -> None:
             plot = self.query_one(f"#chart-{name}", Chart)
             plt = plot.plt
             plt.clear_data()
             plot.fit_title()
             labels = list(series)
+            # time since the first sample, in the unit its span reads best in (seconds at first)
+            unit, seconds = wait_unit(times[-1] - t0 if times else 0.0)
             if len(times) > 1:
+                xs = [(t - t0) / seconds for t in times]
                 for i, label in enumerate(labels):
-                    plt.plot(rel(times), series[label], color=colours[i % len(colours)])
+                    plt.plot(xs, series[label], color=colours[i % len(colours)])
                 top = max((max(v) for v in series.values() if v), default=0.0)
                 plot.set_y(max(top * 1.05, 1.0))
-                xs = rel(times)
                 ticks = nice_ticks(xs[0], xs[-1])
                 plt.xticks(ticks, tick_labels(ticks))
-            plt.xlabel("minutes")
+            plt.xlabel(unit)
             self._legend(name, labels, colours)
             plot.refresh()
 
