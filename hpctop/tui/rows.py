@@ -451,6 +451,29 @@ def reprio_row(row: JobRow, prev: Job, job: Job, old_sig: PlanSig, sig: PlanSig)
     )
 
 
+def next_row(
+    old: JobRow | None,
+    prev: Job | None,
+    job: Job,
+    plan: JobPlan | None,
+    old_sig: PlanSig,
+    sig: PlanSig,
+) -> JobRow | None:
+    """The row of ``job`` under ``plan`` (of signature ``sig``), given its last row ``old``, made from
+    ``prev`` under a plan of ``old_sig``: None where ``old`` stands as it is (:func:`same_row`), else
+    ``old`` with PRIO copied (:func:`reprio_row`), with its cells kept (:func:`replan_row`: the same
+    job object), or a row built (:func:`make_row`). One rule for both of :class:`RowCache`'s paths."""
+    if old is not None and prev is not None:
+        if sig == old_sig:
+            if prev is not job and same_row(prev, job):
+                return None
+        else:
+            row = reprio_row(old, prev, job, old_sig, sig)  # a running job's PRIO moved
+            if row is not None:
+                return row
+    return make_row(job, plan) if old is None or prev is not job else replan_row(old, job, plan)
+
+
 def _sig(plan: JobPlan | None) -> PlanSig:
     """The parts of a plan a row shows: the core builds new plan objects every cycle, so identity
     would rebuild every row every tick; comparing these five values keeps rows that look the same."""
@@ -519,24 +542,11 @@ class RowCache:
             plan = get_plan(key)
             old = row_of.get(key)
             sig = _sig(plan)
-            row: JobRow | None = None
-            if old is not None:
-                prev = job_of[key]
-                old_sig = sig_of[key]
-                if sig == old_sig:
-                    if prev is not job and same_row(prev, job):
-                        job_of[key] = job  # another object, the same row (:func:`same_row`)
-                        reused += 1
-                        continue
-                else:
-                    row = reprio_row(old, prev, job, old_sig, sig)  # a running job's PRIO moved
+            row = next_row(old, job_of.get(key), job, plan, sig_of.get(key), sig)
             if row is None:
-                # the same job with another plan (the first core run after the lists): its cells kept
-                row = (
-                    make_row(job, plan)
-                    if old is None or job_of[key] is not job
-                    else replan_row(old, job, plan)
-                )
+                job_of[key] = job  # another object, the same row (:func:`same_row`)
+                reused += 1
+                continue
             if old is None or (row is not old and old != row):
                 row_of[key] = row
                 replaced += 1
@@ -588,20 +598,11 @@ class RowCache:
             plan = get_plan(key)
             old = out[i] if i < n_kept else None
             sig = _sig(plan)
-            prev = job_of.get(key)
-            row: JobRow | None = None
-            if old is not None and prev is not None:
-                old_sig = sig_of[key]
-                if sig == old_sig:
-                    if prev is not job and same_row(prev, job):
-                        job_of[key] = job  # another object, the same row (:func:`same_row`)
-                        reused += 1
-                        continue
-                else:
-                    row = reprio_row(old, prev, job, old_sig, sig)  # a running job's PRIO moved
+            row = next_row(old, job_of.get(key), job, plan, sig_of.get(key), sig)
             if row is None:
-                # the same job object with only its plan moved keeps its cleaned cells (replan_row)
-                row = make_row(job, plan) if old is None or prev is not job else replan_row(old, job, plan)
+                job_of[key] = job  # another object, the same row (:func:`same_row`)
+                reused += 1
+                continue
             built += 1
             if old is None or (row is not old and old != row):
                 if old is not None:
