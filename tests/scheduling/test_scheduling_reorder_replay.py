@@ -28,6 +28,7 @@ from hpctop.scheduling.core import schedule
 from hpctop.scheduling.memo import Memo
 from hpctop.scheduling.placement import NodeFree, Request
 from hpctop.scheduling.replay import RecordIndex, Reorder
+from hpctop.scheduling.types import ScheduleResult
 from tests.scheduling.test_scheduling_incremental import _decisions, _finish, _hold, _submit
 from tests.scheduling.test_scheduling_inputs import _event
 
@@ -100,20 +101,27 @@ def test_the_same_at_the_quick_size(events: list[tuple[str, int]]) -> None:
     _chain(QUICK, events)
 
 
-def test_a_submitted_job_replays_the_turns_after_its_own() -> None:
-    """Not vacuous: a copy of a blocked job comes right after it and is blocked too; every later
-    turn now comes one place later than recorded (the turn-keyed replay stopped at the new job)
-    and is replayed, and the answer is the full recompute's."""
+def _blocked_in_first_half() -> tuple[Memo, ScheduleResult, int, int]:
+    """A warm memo of QUICK's cycle, that cycle, its pass's turn count, and the index among the
+    pending jobs (sorted by key) of the last job in the pass's first half that neither placed nor
+    reserved: a turn well before the end of the pass that changed nothing."""
     memo = Memo()
     first = schedule(QUICK, POLICY, NOW, memo=memo)
-    turns = len(memo.pass_record.steps)
     key = next(
         k
         for k in reversed(first.pending_order[: len(first.pending_order) // 2])
         if first.plans[k].placement is None and not first.plans[k].reserved_nodes
     )
     pending = sorted(k for k, j in QUICK.jobs.items() if j.state == JobState.PENDING)
-    after = _submit(QUICK, pending.index(key))
+    return memo, first, len(memo.pass_record.steps), pending.index(key)
+
+
+def test_a_submitted_job_replays_the_turns_after_its_own() -> None:
+    """Not vacuous: a copy of a blocked job comes right after it and is blocked too; every later
+    turn now comes one place later than recorded (the turn-keyed replay stopped at the new job)
+    and is replayed, and the answer is the full recompute's."""
+    memo, first, turns, index = _blocked_in_first_half()
+    after = _submit(QUICK, index)
     warm = schedule(after, POLICY, NOW, memo=memo)
     assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
     new = next(i for i, k in enumerate(warm.pending_order) if k not in first.plans)
@@ -124,16 +132,8 @@ def test_a_submitted_job_replays_the_turns_after_its_own() -> None:
 def test_a_deleted_blocked_job_replays_the_turns_after_it() -> None:
     """The other way: a blocked job deleted, every later turn comes one place earlier than
     recorded and is replayed (its recorded turn placed nothing)."""
-    memo = Memo()
-    first = schedule(QUICK, POLICY, NOW, memo=memo)
-    turns = len(memo.pass_record.steps)
-    key = next(
-        k
-        for k in reversed(first.pending_order[: len(first.pending_order) // 2])
-        if first.plans[k].placement is None and not first.plans[k].reserved_nodes
-    )
-    pending = sorted(k for k, j in QUICK.jobs.items() if j.state == JobState.PENDING)
-    after = _delete_pending(QUICK, pending.index(key))
+    memo, _, turns, index = _blocked_in_first_half()
+    after = _delete_pending(QUICK, index)
     warm = schedule(after, POLICY, NOW, memo=memo)
     assert _decisions(warm) == _decisions(schedule(after, POLICY, NOW, memo=Memo()))
     assert warm.stats["pass_replayed"] >= turns - 1 - 5, (warm.stats["pass_replayed"], turns)
